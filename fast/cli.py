@@ -1,0 +1,47 @@
+"""The ``twinrank`` command: ``twinrank COMMAND --help`` describes each command.
+
+Every command takes ``--engine fast|reference`` (fast by default) and runs the
+same code path on the chosen twin. Each command lives in its own ``_cli_*``
+module exposing ``add_parser(subparsers)``; the parser's ``run`` default does the work.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from twinrank.reference.errors import TwinrankError
+
+COMMANDS = ["evaluate"]
+
+
+def engine_module(engine: str, name: str):
+    """``twinrank.<engine>.<name>``: the module of the chosen twin."""
+    return importlib.import_module(f"twinrank.{engine}.{name}")
+
+
+def add_engine_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=["fast", "reference"], default="fast",
+                        help="which twin runs the command (default: fast)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="twinrank", description="Learning-to-rank tree ensembles, written twice.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"twinrank.fast._cli_{name}").add_parser(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except (TwinrankError, OSError) as e:
+        print(f"twinrank {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

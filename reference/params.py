@@ -1,0 +1,110 @@
+r"""Parameter objects shared by both twins, with their validation.
+
+A parameter object is plain data: the twins read the same object, so the same
+parameters mean the same thing in ``reference`` and ``fast``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass
+
+from .errors import ParameterError
+
+
+@dataclass(frozen=True)
+class TreeParams:
+    r"""How one regression tree is grown (LightGBM / scikit-learn names).
+
+    Parameters
+    ----------
+    max_leaves : int
+        Leaf-wise (best-first) growth stops at this many leaves (LightGBM ``num_leaves``).
+    max_depth : int or None
+        Nodes at this depth are not split; ``None`` means unlimited. The root has depth 0.
+    min_samples_leaf : int or float
+        Minimum rows in a child. A float in ``(0, 1)`` is a fraction of the rows the
+        tree is grown on, rounded up (the BL-MART paper's "min percentage of
+        observations per leaf").
+    min_hessian_in_leaf : float
+        Minimum sum of hessians in a child (LightGBM ``min_sum_hessian_in_leaf``).
+    feature_fraction : float
+        Fraction of the features considered at each node, drawn anew per node
+        (k random features per node: ``k = max(1, round(feature_fraction * d))``).
+    lambda_l2 : float
+        L2 penalty on leaf values: :math:`v = -G / (H + \lambda)`.
+    min_gain_to_split : float
+        A split is made only if its gain is strictly larger than this.
+    cost_lambda : float
+        Weight of the feature-cost penalty: a split on feature ``f`` scores
+        :math:`\mathrm{gain} - \lambda_c\,c_f`.
+    """
+
+    max_leaves: int = 31
+    max_depth: int | None = None
+    min_samples_leaf: int | float = 20
+    min_hessian_in_leaf: float = 1e-3
+    feature_fraction: float = 1.0
+    lambda_l2: float = 0.0
+    min_gain_to_split: float = 0.0
+    cost_lambda: float = 0.0
+
+    def __post_init__(self):
+        check_int("max_leaves", self.max_leaves, low=2)
+        if self.max_depth is not None:
+            check_int("max_depth", self.max_depth, low=1)
+        check_min_samples_leaf(self.min_samples_leaf)
+        check_real("min_hessian_in_leaf", self.min_hessian_in_leaf, low=0.0)
+        check_fraction("feature_fraction", self.feature_fraction)
+        check_real("lambda_l2", self.lambda_l2, low=0.0)
+        check_real("min_gain_to_split", self.min_gain_to_split, low=0.0)
+        check_real("cost_lambda", self.cost_lambda, low=0.0)
+
+    def min_rows_in_leaf(self, n_rows: int) -> int:
+        """``min_samples_leaf`` as a row count for a tree grown on ``n_rows`` rows."""
+        if isinstance(self.min_samples_leaf, float) and self.min_samples_leaf < 1.0:
+            return max(1, math.ceil(self.min_samples_leaf * n_rows))
+        return int(self.min_samples_leaf)
+
+    def n_features_per_node(self, n_features: int) -> int:
+        """k, the number of features drawn at each node."""
+        return max(1, min(n_features, round(self.feature_fraction * n_features)))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_int(name, value, low=None, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if low is not None and value < low:
+        raise ParameterError(f"{name} must be >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ParameterError(f"{name} must be <= {high}, got {value!r}")
+
+
+def check_real(name, value, low=None, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+    if low is not None and value < low:
+        raise ParameterError(f"{name} must be >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ParameterError(f"{name} must be <= {high}, got {value!r}")
+
+
+def check_fraction(name, value):
+    """A fraction in (0, 1]."""
+    check_real(name, value)
+    if not 0.0 < value <= 1.0:
+        raise ParameterError(f"{name} must be in (0, 1], got {value!r}")
+
+
+def check_min_samples_leaf(value):
+    if isinstance(value, float) and 0.0 < value < 1.0:
+        return
+    if isinstance(value, float) and value.is_integer() and value >= 1:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ParameterError(
+            f"min_samples_leaf must be a count >= 1 or a fraction in (0, 1), got {value!r}"
+        )

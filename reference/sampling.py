@@ -1,0 +1,57 @@
+r"""Every random choice of twinrank, drawn in one place.
+
+Randomness lives outside the kernels (DESIGN.md): each algorithm draws what it
+needs from one ``numpy.random.Generator`` through these functions, in an order
+its docstring documents, and hands the kernels plain index or mask arrays. So
+the same seed gives the same model in both twins, on any number of threads.
+
+Each function draws nothing when there is nothing to choose (e.g. a fraction of
+1.0), so turning an option off does not shift the stream of later draws.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def make_rng(seed) -> np.random.Generator:
+    """The generator of a training run: ``numpy.random.default_rng(seed)``."""
+    return np.random.default_rng(seed)
+
+
+def subset_size(n: int, fraction: float) -> int:
+    """How many of ``n`` items a ``fraction`` keeps: ``max(1, round(fraction * n))``."""
+    return max(1, min(n, int(round(fraction * n))))
+
+
+def feature_masks(rng: np.random.Generator, n_nodes: int, n_features: int, k: int) -> np.ndarray:
+    r"""k random features for each of ``n_nodes`` nodes, as a boolean mask.
+
+    Row ``i`` is the feature subset of node ``i`` (node ids in creation order),
+    drawn uniformly without replacement: the ``k`` smallest of ``n_features``
+    uniform keys. Returns ``(n_nodes, n_features)`` bool; all True, drawing
+    nothing, when ``k >= n_features``.
+    """
+    if k >= n_features:
+        return np.ones((n_nodes, n_features), dtype=bool)
+    keys = rng.random((n_nodes, n_features))  # (n_nodes, n_features)
+    chosen = np.argsort(keys, axis=1, kind="stable")[:, :k]  # (n_nodes, k)
+    mask = np.zeros((n_nodes, n_features), dtype=bool)
+    np.put_along_axis(mask, chosen, True, axis=1)
+    return mask
+
+
+def subsample(rng: np.random.Generator, n: int, fraction: float) -> np.ndarray:
+    """Sorted indices of ``subset_size(n, fraction)`` of ``range(n)``, without replacement.
+
+    Used for rows (stochastic GBRT) and for whole queries (``query_subsample``).
+    Returns ``arange(n)``, drawing nothing, when ``fraction >= 1``.
+    """
+    if fraction >= 1.0:
+        return np.arange(n, dtype=np.int64)
+    m = subset_size(n, fraction)
+    return np.sort(rng.permutation(n)[:m]).astype(np.int64)
+
+
+def bootstrap(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Sorted indices of ``n`` draws from ``range(n)`` with replacement (a bootstrap sample)."""
+    return np.sort(rng.integers(0, n, size=n)).astype(np.int64)

@@ -1,0 +1,16 @@
+"""Test configuration: hypothesis profiles and the twin registry.
+
+``ci`` (used when CI=true) is deterministic and bounded; ``dev`` explores more.
+Select one with ``HYPOTHESIS_PROFILE``.
+"""
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=60, derandomize=True, database=None, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile("dev", max_examples=200, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
