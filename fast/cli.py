@@ -12,7 +12,7 @@ import sys
 
 from twinrank.reference.errors import TwinrankError
 
-COMMANDS = ["evaluate"]
+COMMANDS = ["train", "predict", "evaluate", "demo"]
 
 
 def engine_module(engine: str, name: str):

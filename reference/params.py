@@ -108,3 +108,72 @@ def check_min_samples_leaf(value):
         raise ParameterError(
             f"min_samples_leaf must be a count >= 1 or a fraction in (0, 1), got {value!r}"
         )
+
+
+@dataclass(frozen=True)
+class BoostParams:
+    r"""The boosting loop's parameters (Friedman 2001; Burges 2010, Alg. 1).
+
+    Parameters
+    ----------
+    n_trees : int
+        Boosting rounds :math:`M`.
+    learning_rate : float
+        Shrinkage :math:`\eta`: tree :math:`m` adds :math:`\eta\,f_m(x)`.
+    tree : TreeParams
+        How each tree is grown.
+    subsample : float
+        Fraction of the training units each tree sees, drawn without replacement
+        per round (stochastic GBRT, Friedman 2002; ``query_subsample`` of BL-MART).
+    subsample_by : {"queries", "rows"}
+        The unit ``subsample`` draws: whole queries or single rows.
+    max_bins : int
+        Bins per feature (at most 255; one more bin holds missing values).
+    metric : str
+        Validation metric for history and early stopping, e.g. ``"ndcg@10"``.
+    convention : str
+        Metric convention preset (``"lightgbm"``, ``"ranklib"``, ``"letor"``, ``"trec"``).
+    early_stopping_rounds : int or None
+        Stop after this many rounds without a validation improvement and keep the
+        model of the best round.
+    overfit_tolerance : float or None
+        BL-MART's overfitting tolerance: keep adding trees after the validation
+        maximum until the metric falls more than this fraction below it, or
+        ``overfit_extra_trees`` trees were added after it, and keep those trees.
+    overfit_extra_trees : int
+        The cap of trees added after the validation maximum.
+    seed : int
+        Seed of the run's one ``numpy.random.Generator``.
+    """
+
+    n_trees: int = 100
+    learning_rate: float = 0.1
+    tree: TreeParams = TreeParams()
+    subsample: float = 1.0
+    subsample_by: str = "queries"
+    max_bins: int = 255
+    metric: str = "ndcg@10"
+    convention: str = "lightgbm"
+    early_stopping_rounds: int | None = None
+    overfit_tolerance: float | None = None
+    overfit_extra_trees: int = 250
+    seed: int = 0
+
+    def __post_init__(self):
+        check_int("n_trees", self.n_trees, low=0)
+        check_real("learning_rate", self.learning_rate, low=0.0)
+        check_fraction("subsample", self.subsample)
+        if self.subsample_by not in ("queries", "rows"):
+            raise ParameterError(f"subsample_by must be 'queries' or 'rows', got {self.subsample_by!r}")
+        check_int("max_bins", self.max_bins, low=2, high=255)
+        if self.early_stopping_rounds is not None:
+            check_int("early_stopping_rounds", self.early_stopping_rounds, low=1)
+        if self.overfit_tolerance is not None:
+            check_real("overfit_tolerance", self.overfit_tolerance, low=0.0, high=1.0)
+            if self.early_stopping_rounds is not None:
+                raise ParameterError("give early_stopping_rounds or overfit_tolerance, not both")
+        check_int("overfit_extra_trees", self.overfit_extra_trees, low=0)
+        check_int("seed", self.seed, low=0)
+
+    def to_dict(self) -> dict:
+        return asdict(self)

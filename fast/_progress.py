@@ -1,0 +1,35 @@
+"""A one-line progress display for long training runs (stderr; a line per update when not a TTY)."""
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    """Shows ``iteration/total``, the latest metric values and the best validation value so far."""
+
+    def __init__(self, total: int, stream=None, every: int = 10):
+        self.total, self.stream = total, stream or sys.stderr
+        self.every = 1 if self.stream.isatty() else every
+        self.best = None
+        self.start = time.perf_counter()
+
+    def __call__(self, iteration: int, record: dict) -> None:
+        valid = [v for k, v in record.items() if k.startswith("valid:")]
+        if valid and (self.best is None or valid[0] > self.best[1]):
+            self.best = (iteration, valid[0])
+        if iteration % self.every and iteration != self.total:
+            return
+        values = "  ".join(f"{k} {v:.4f}" for k, v in record.items())
+        best = f"  best {self.best[1]:.4f} @ {self.best[0]}" if self.best else ""
+        rate = iteration / max(time.perf_counter() - self.start, 1e-9)
+        line = f"[{iteration:>5}/{self.total}] {values}{best}  ({rate:.1f} trees/s)"
+        if self.stream.isatty():
+            self.stream.write("\r" + line.ljust(100))
+            self.stream.flush()
+        else:
+            print(line, file=self.stream)
+
+    def close(self) -> None:
+        if self.stream.isatty():
+            self.stream.write("\n")

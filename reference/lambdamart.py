@@ -1,0 +1,160 @@
+r"""LambdaMART and LambdaSMART (Burges 2010; Wu, Burges, Svore & Gao 2010).
+
+LambdaMART is gradient boosting of regression trees on the LambdaRank gradients
+(:func:`objectives.lambdarank`): round :math:`m` fits a tree to the lambdas of the
+current scores and sets each leaf to the Newton step
+
+.. math:: \gamma_{lm} = \frac{\sum_{x_i \in R_{lm}} \lambda_i}{\sum_{x_i \in R_{lm}} w_i}
+
+(Burges 2010, Alg. 1), shrunk by the learning rate. LambdaSMART (Wu et al. 2010)
+is the same loop started from a prior model's scores: ``init_model``.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from . import boosting, objectives, predict
+from ._estimator import RankerEstimator, as_dataset, as_model
+from .errors import ParameterError
+from .params import BoostParams, TreeParams
+
+TARGETS = ("ndcg", "map", "err")
+
+
+class LambdaMART(RankerEstimator):
+    r"""LambdaMART ranker (LambdaSMART when ``init_model`` is given).
+
+    Parameters
+    ----------
+    n_trees, learning_rate : boosting rounds and shrinkage.
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2 :
+        tree shape (see :class:`~twinrank.reference.params.TreeParams`);
+        ``min_samples_leaf`` is a count or a fraction of the round's rows.
+    query_subsample : fraction of queries drawn without replacement for each tree.
+    feature_fraction : fraction of features drawn at each node (k random features).
+    max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    sigma : the RankNet sigmoid's steepness :math:`\sigma`.
+    truncation : only pairs with a document in the current top ``truncation`` count
+        (LightGBM's ``lambdarank_truncation_level``); None for all pairs.
+    target : the metric the lambdas optimise, ``"ndcg"``, ``"ndcg@k"``, ``"map"``,
+        ``"err"`` or ``"err@k"``; None takes it from ``metric``.
+    metric, convention : validation metric and its convention (history, early stopping).
+    early_stopping_rounds : patience on the first ``eval_set``; the best model is kept.
+    overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
+    init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
+    seed : seed of every random draw (query subsample, then node feature subsets, per round).
+    n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    verbose : print one line per ``verbose`` rounds to stderr (0: silent).
+    """
+
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+
+    def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
+                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0,
+                 query_subsample=1.0, feature_fraction=1.0, max_bins=255, sigma=1.0,
+                 truncation=None, target=None, metric="ndcg@10", convention="lightgbm",
+                 early_stopping_rounds=None, overfit_tolerance=None, overfit_extra_trees=250,
+                 init_model=None, seed=0, n_threads=None, verbose=0):
+        self.n_trees = n_trees
+        self.learning_rate = learning_rate
+        self.max_leaves = max_leaves
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_hessian_in_leaf = min_hessian_in_leaf
+        self.lambda_l2 = lambda_l2
+        self.query_subsample = query_subsample
+        self.feature_fraction = feature_fraction
+        self.max_bins = max_bins
+        self.sigma = sigma
+        self.truncation = truncation
+        self.target = target
+        self.metric = metric
+        self.convention = convention
+        self.early_stopping_rounds = early_stopping_rounds
+        self.overfit_tolerance = overfit_tolerance
+        self.overfit_extra_trees = overfit_extra_trees
+        self.init_model = init_model
+        self.seed = seed
+        self.n_threads = n_threads
+        self.verbose = verbose
+
+    def boost_params(self) -> BoostParams:
+        """The validated :class:`BoostParams` of this estimator."""
+        tree = TreeParams(max_leaves=self.max_leaves, max_depth=self.max_depth,
+                          min_samples_leaf=self.min_samples_leaf,
+                          min_hessian_in_leaf=self.min_hessian_in_leaf, lambda_l2=self.lambda_l2,
+                          feature_fraction=self.feature_fraction)
+        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate, tree=tree,
+                           subsample=self.query_subsample, subsample_by="queries",
+                           max_bins=self.max_bins, metric=self.metric, convention=self.convention,
+                           early_stopping_rounds=self.early_stopping_rounds,
+                           overfit_tolerance=self.overfit_tolerance,
+                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed)
+
+    def fit(self, X, y=None, qid=None, *, eval_set=None, init_score=None, callback=None):
+        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
+
+        Only the first ``eval_set`` entry drives early stopping. ``init_score`` are raw
+        initial scores of the training rows (not saved with the model). ``callback``
+        ``(iteration, record)`` is called after every tree.
+        """
+        params = self.boost_params()
+        train = as_dataset(X, y, qid)
+        valid = _first_eval_set(eval_set)
+        if valid is None and (params.early_stopping_rounds or params.overfit_tolerance is not None):
+            raise ParameterError("early stopping needs an eval_set")
+        family, k = parse_target(self.target or self.metric)
+        objective = self._objective(train, family, k)
+        with self._threads():
+            model = self._engine.boosting.boost(
+                train, objective, params, valid=valid, init_model=as_model(self.init_model),
+                init_scores=init_score, algorithm="lambdamart",
+                model_params=self._model_params(), callback=_with_progress(callback, self.verbose))
+        self._set_fitted(model)
+        return self
+
+    def _objective(self, train, family: str, k):
+        lambdarank = self._engine.objectives.lambdarank
+
+        def objective(scores, queries):
+            return lambdarank(train.y, scores, train.query_offsets, metric=family, k=k,
+                              sigma=self.sigma, truncation=self.truncation, queries=queries)
+        return objective
+
+    def _model_params(self) -> dict:
+        params = self.get_params()
+        if params["init_model"] is not None and not isinstance(params["init_model"], str):
+            params["init_model"] = "<prior model, stored in the model file>"
+        return params
+
+
+def parse_target(name: str):
+    """``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("map", None)``."""
+    family, _, k = str(name).lower().partition("@")
+    if family not in TARGETS:
+        raise ParameterError(f"LambdaMART optimises one of {TARGETS} (with an optional @k), not {name!r}")
+    if k and not k.isdigit():
+        raise ParameterError(f"the cutoff of {name!r} must be a positive integer")
+    return family, (int(k) if k else None)
+
+
+def _first_eval_set(eval_set):
+    if not eval_set:
+        return None
+    first = eval_set[0]
+    return as_dataset(first) if not isinstance(first, tuple) else as_dataset(*first, what="eval_set")
+
+
+def _with_progress(callback, verbose: int):
+    """Wrap ``callback`` so that every ``verbose``-th round is also printed to stderr."""
+    if not verbose:
+        return callback
+    import sys
+
+    def report(iteration, record):
+        if iteration % verbose == 0:
+            values = "  ".join(f"{k}={v:.5f}" for k, v in record.items())
+            print(f"[{iteration}] {values}", file=sys.stderr)
+        if callback is not None:
+            callback(iteration, record)
+    return report
