@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 
 import numpy as np
 
 from .data import Dataset
 from .errors import ParameterError
 from .model import Ensemble
+from .params import TreeParams
 
 
 class RankerEstimator:
@@ -76,6 +78,46 @@ class RankerEstimator:
         if not hasattr(self, "model_"):
             raise ParameterError(f"this {type(self).__name__} is not fitted yet: call fit first")
         return self.model_
+
+
+class BoostedRanker(RankerEstimator):
+    """Base of the boosted estimators: their tree parameters and progress reporting."""
+
+    def tree_params(self) -> TreeParams:
+        """The validated :class:`TreeParams` of this estimator."""
+        return TreeParams(max_leaves=self.max_leaves, max_depth=self.max_depth,
+                          min_samples_leaf=self.min_samples_leaf,
+                          min_hessian_in_leaf=self.min_hessian_in_leaf, lambda_l2=self.lambda_l2,
+                          feature_fraction=self.feature_fraction)
+
+    def _model_params(self) -> dict:
+        """``get_params()`` as stored in the model file (a prior model is stored as a model)."""
+        params = self.get_params()
+        if params.get("init_model") is not None and not isinstance(params["init_model"], str):
+            params["init_model"] = "<prior model, stored in the model file>"
+        return params
+
+
+def first_eval_set(eval_set):
+    """The first entry of ``eval_set`` (``(X, y, qid)`` or a Dataset) as a Dataset, or None."""
+    if not eval_set:
+        return None
+    first = eval_set[0]
+    return as_dataset(*first, what="eval_set") if isinstance(first, tuple) else as_dataset(first)
+
+
+def with_progress(callback, verbose: int):
+    """Wrap ``callback`` so that every ``verbose``-th round is also printed to stderr."""
+    if not verbose:
+        return callback
+
+    def report(iteration, record):
+        if iteration % verbose == 0:
+            values = "  ".join(f"{k}={v:.5f}" for k, v in record.items())
+            print(f"[{iteration}] {values}", file=sys.stderr)
+        if callback is not None:
+            callback(iteration, record)
+    return report
 
 
 def as_dataset(X, y=None, qid=None, *, what: str = "training data") -> Dataset:

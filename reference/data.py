@@ -8,14 +8,21 @@ into queries. Rows of one query are contiguous, and query ``q`` owns rows
 
 Missing feature values are NaN. Infinite feature values and NaN labels are
 errors, never silently dropped.
+
+Also here: the bundled LETOR 4.0 MQ2008 data (:func:`load_mq2008`) and
+query-level folds and subsamples (:func:`query_folds`, :func:`subsample_queries`).
+Files are read and written by :mod:`twinrank.reference.letor`.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
 
-from .errors import DataFormatError, ParameterError
+from .errors import ParameterError
+from .sampling import make_rng, subsample
 
 
 @dataclass
@@ -132,3 +139,93 @@ def _check_arrays(ds: Dataset) -> None:
         raise ParameterError(f"X[{r}, {c}] is infinite; use NaN for a missing value")
     if np.isnan(ds.y).any():
         raise ParameterError(f"y[{np.flatnonzero(np.isnan(ds.y))[0]}] is NaN")
+
+
+MQ2008_N_FEATURES = 46
+
+
+def load_mq2008(fold: int = 1) -> tuple[Dataset, Dataset, Dataset]:
+    r"""The bundled LETOR 4.0 MQ2008 data set: ``(train, vali, test)`` of one of its five folds.
+
+    MQ2008 holds the 784 queries of the TREC 2008 Million Query track that have
+    judged documents: 15,211 query-document pairs, 46 features (the
+    query-level normalised "Querylevelnorm" version), relevance labels 0, 1, 2,
+    5 to 121 documents per query; 220 queries have no relevant document. The
+    queries come in five parts S1..S5 (bundled verbatim, gzip); fold :math:`k`
+    trains on :math:`S_k, S_{k+1}, S_{k+2}`, validates on :math:`S_{k+3}` and
+    tests on :math:`S_{k+4}` (indices mod 5, 1-based), exactly as the LETOR
+    distribution's ``Fold{k}/{train,vali,test}.txt``. Query ids and the comments
+    (``docid = GX... inc = ... prob = ...``) are kept.
+
+    Provenance: LETOR 4.0 (Microsoft Research), copied from the MQ2008 files in
+    pull request #194 of meta-toolkit/meta; ``datasets/mq2008/PROVENANCE.md``
+    gives the commits and blob ids. Released for research; cite
+    T. Qin and T.-Y. Liu, "Introducing LETOR 4.0 Datasets", arXiv:1306.2597, 2013.
+
+    Parameters
+    ----------
+    fold : int, 1..5
+
+    Returns
+    -------
+    train, vali, test : Dataset, each with 46 features and fresh arrays
+    """
+    if fold not in (1, 2, 3, 4, 5):
+        raise ParameterError(f"fold must be one of 1, 2, 3, 4, 5, got {fold!r}")
+    part = [(fold - 1 + i) % 5 + 1 for i in range(5)]  # S numbers in fold order
+    train = _concatenate([_mq2008_part(k) for k in part[:3]])
+    return train, _concatenate([_mq2008_part(part[3])]), _concatenate([_mq2008_part(part[4])])
+
+
+@functools.lru_cache(maxsize=5)
+def _mq2008_part(k: int) -> Dataset:
+    """MQ2008's part ``S{k}``, parsed once per process (callers copy it)."""
+    from .letor import read_letor  # letor imports Dataset from this module
+
+    source = resources.files(__package__) / "datasets" / "mq2008" / f"S{k}.txt.gz"
+    with resources.as_file(source) as path:
+        return read_letor(path, n_features=MQ2008_N_FEATURES)
+
+
+def _concatenate(parts: list) -> Dataset:
+    """The data sets one after the other, as new arrays (queries keep their order)."""
+    sizes = np.concatenate([p.query_sizes for p in parts])  # (n_queries,)
+    return Dataset(
+        np.concatenate([p.X for p in parts]), np.concatenate([p.y for p in parts]),
+        np.r_[0, np.cumsum(sizes)],
+        qids=np.concatenate([p.qids for p in parts]),
+        comments=np.concatenate([p.comments for p in parts]),
+    )
+
+
+def query_folds(n_queries: int, n_folds: int = 5, *, seed=None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Query-level k-fold cross-validation: ``n_folds`` pairs ``(train_queries, test_queries)``.
+
+    The queries are cut into ``n_folds`` blocks, as ``numpy.array_split`` cuts
+    (the first ``n_queries % n_folds`` blocks hold one query more); fold ``i``
+    tests on block ``i`` and trains on the others, so every query is tested
+    exactly once. Without ``seed`` the blocks are contiguous runs of query
+    indices in order; with ``seed`` they are cut from one permutation,
+    ``make_rng(seed).permutation(n_queries)``. Both arrays of a fold are sorted
+    int64 query indices, so :meth:`Dataset.take_queries` keeps file order.
+    """
+    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ParameterError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    if not isinstance(n_queries, (int, np.integer)) or n_queries < n_folds:
+        raise ParameterError(f"n_queries must be an integer >= n_folds={n_folds}, got {n_queries!r}")
+    order = np.arange(n_queries) if seed is None else make_rng(seed).permutation(n_queries)  # (n_queries,)
+    blocks = np.array_split(order.astype(np.int64), n_folds)
+    return [(np.sort(np.concatenate(blocks[:i] + blocks[i + 1:])), np.sort(blocks[i]))
+            for i in range(n_folds)]
+
+
+def subsample_queries(dataset: Dataset, fraction: float, *, seed) -> Dataset:
+    """A random ``fraction`` of the queries of ``dataset``, whole and in file order.
+
+    The queries kept are ``sampling.subsample(make_rng(seed), n_queries, fraction)``:
+    ``max(1, round(fraction * n_queries))`` of them, without replacement; the
+    same seed keeps the same queries. ``fraction`` is in ``(0, 1]``.
+    """
+    if not 0.0 < fraction <= 1.0:
+        raise ParameterError(f"fraction must be in (0, 1], got {fraction!r}")
+    return dataset.take_queries(subsample(make_rng(seed), dataset.n_queries, fraction))

@@ -14,14 +14,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from . import boosting, objectives, predict
-from ._estimator import RankerEstimator, as_dataset, as_model
+from ._estimator import BoostedRanker, as_dataset, as_model, first_eval_set, with_progress
 from .errors import ParameterError
-from .params import BoostParams, TreeParams
+from .params import BoostParams
 
 TARGETS = ("ndcg", "map", "err")
 
 
-class LambdaMART(RankerEstimator):
+class LambdaMART(BoostedRanker):
     r"""LambdaMART ranker (LambdaSMART when ``init_model`` is given).
 
     Parameters
@@ -80,11 +80,8 @@ class LambdaMART(RankerEstimator):
 
     def boost_params(self) -> BoostParams:
         """The validated :class:`BoostParams` of this estimator."""
-        tree = TreeParams(max_leaves=self.max_leaves, max_depth=self.max_depth,
-                          min_samples_leaf=self.min_samples_leaf,
-                          min_hessian_in_leaf=self.min_hessian_in_leaf, lambda_l2=self.lambda_l2,
-                          feature_fraction=self.feature_fraction)
-        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate, tree=tree,
+        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate,
+                           tree=self.tree_params(),
                            subsample=self.query_subsample, subsample_by="queries",
                            max_bins=self.max_bins, metric=self.metric, convention=self.convention,
                            early_stopping_rounds=self.early_stopping_rounds,
@@ -100,7 +97,7 @@ class LambdaMART(RankerEstimator):
         """
         params = self.boost_params()
         train = as_dataset(X, y, qid)
-        valid = _first_eval_set(eval_set)
+        valid = first_eval_set(eval_set)
         if valid is None and (params.early_stopping_rounds or params.overfit_tolerance is not None):
             raise ParameterError("early stopping needs an eval_set")
         family, k = parse_target(self.target or self.metric)
@@ -109,7 +106,7 @@ class LambdaMART(RankerEstimator):
             model = self._engine.boosting.boost(
                 train, objective, params, valid=valid, init_model=as_model(self.init_model),
                 init_scores=init_score, algorithm="lambdamart",
-                model_params=self._model_params(), callback=_with_progress(callback, self.verbose))
+                model_params=self._model_params(), callback=with_progress(callback, self.verbose))
         self._set_fitted(model)
         return self
 
@@ -121,12 +118,6 @@ class LambdaMART(RankerEstimator):
                               sigma=self.sigma, truncation=self.truncation, queries=queries)
         return objective
 
-    def _model_params(self) -> dict:
-        params = self.get_params()
-        if params["init_model"] is not None and not isinstance(params["init_model"], str):
-            params["init_model"] = "<prior model, stored in the model file>"
-        return params
-
 
 def parse_target(name: str):
     """``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("map", None)``."""
@@ -136,25 +127,3 @@ def parse_target(name: str):
     if k and not k.isdigit():
         raise ParameterError(f"the cutoff of {name!r} must be a positive integer")
     return family, (int(k) if k else None)
-
-
-def _first_eval_set(eval_set):
-    if not eval_set:
-        return None
-    first = eval_set[0]
-    return as_dataset(first) if not isinstance(first, tuple) else as_dataset(*first, what="eval_set")
-
-
-def _with_progress(callback, verbose: int):
-    """Wrap ``callback`` so that every ``verbose``-th round is also printed to stderr."""
-    if not verbose:
-        return callback
-    import sys
-
-    def report(iteration, record):
-        if iteration % verbose == 0:
-            values = "  ".join(f"{k}={v:.5f}" for k, v in record.items())
-            print(f"[{iteration}] {values}", file=sys.stderr)
-        if callback is not None:
-            callback(iteration, record)
-    return report

@@ -28,12 +28,11 @@ written atomically: a temporary file in the target folder, then ``os.replace``.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._atomic import atomic_output
 from .errors import ModelFormatError
 
 FORMAT = "twinrank-model"
@@ -212,19 +211,8 @@ class Ensemble:
 
 def write_json_atomic(path, obj) -> None:
     """Write ``obj`` as JSON to ``path`` so that readers never see a partial file."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, separators=(",", ":"), allow_nan=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_output(path) as out:
+        out.write(json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8"))
 
 
 # JSON has no inf/nan: non-finite floats are written as the strings "inf", "-inf", "nan".

@@ -1,0 +1,142 @@
+r"""Griffe extension: render the reStructuredText bits of twinrank's numpy-style docstrings.
+
+mkdocstrings renders docstring text as Markdown. twinrank's docstrings also use a
+few reStructuredText constructs; this extension rewrites them before rendering:
+
+- ``:math:`x``` becomes ``$x$`` and a ``.. math::`` directive becomes a ``$$`` block
+  (both rendered by ``pymdownx.arithmatex`` and MathJax);
+- ``:func:`name```, ``:class:``, ``:mod:``, ``:meth:``, ``:attr:``, ``:data:``,
+  ``:obj:`` and ``:exc:`` become links to the named object when it exists in the
+  twinrank package (relative names are looked up from the object's module, then
+  from its twin), and inline code otherwise; ``~`` shows only the last component;
+- a code span holding a full ``twinrank.`` path (e.g. the opening "Numba-parallel
+  twin of `twinrank.reference.tree.grow_tree`" of a fast docstring) becomes a link;
+  with ``strict: true`` a path that names nothing fails the build;
+- a reStructuredText simple table (rows between ``=====  ====`` rules) becomes a
+  Markdown table;
+- a paragraph ending in ``::`` (reStructuredText's literal-block marker) ends in
+  ``:``; the indented block after it is a code block in Markdown too.
+"""
+from __future__ import annotations
+
+import re
+
+import griffe
+
+ROLE = re.compile(r":(func|class|mod|meth|attr|data|obj|exc):`([^`]+)`")
+MATH_ROLE = re.compile(r":math:`([^`]+)`")
+TWINRANK_CODE = re.compile(r"(?<![`\[])`(twinrank(?:\.\w+)+)`(?![`\]])")
+MATH_DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\. math::[ \t]*(?P<first>.*)$")
+LITERAL_MARKER = re.compile(r"(?<=\S)::$")
+TABLE_RULE = re.compile(r"^[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
+
+
+class RstDocstrings(griffe.Extension):
+    """Rewrite every docstring of a loaded package (see the module docstring)."""
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs) -> None:
+        for obj in _walk(pkg):
+            if obj.docstring is not None:
+                obj.docstring.value = rewrite(obj.docstring.value, lambda t, o=obj: _resolve(o, t))
+
+
+def rewrite(text: str, resolve) -> str:
+    """The Markdown form of a docstring; ``resolve(target)`` returns a full path or None."""
+    text = _simple_tables(_math_directives(text))
+    text = MATH_ROLE.sub(lambda m: f"${m[1].strip()}$", text)
+    text = ROLE.sub(lambda m: _role(m[2], resolve), text)
+    text = TWINRANK_CODE.sub(lambda m: f"[`{m[1]}`][{m[1]}]", text)
+    return "\n".join(LITERAL_MARKER.sub(":", line) for line in text.split("\n"))
+
+
+def _role(target: str, resolve) -> str:
+    short = target.startswith("~")
+    target = target.lstrip("~.").removesuffix("()")
+    shown = target.rsplit(".", 1)[-1] if short else target
+    path = resolve(target)
+    return f"[`{shown}`][{path}]" if path else f"`{shown}`"
+
+
+def _math_directives(text: str) -> str:
+    """``.. math:: x`` (with any indented continuation lines) -> a ``$$ x $$`` block."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        m = MATH_DIRECTIVE.match(lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        indent, body = m["indent"], [m["first"]] if m["first"].strip() else []
+        i += 1
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > len(indent)):
+            body.append(lines[i].strip())
+            i += 1
+        while body and not body[-1]:
+            body.pop()
+        out += [f"{indent}$$", *(f"{indent}{b}" for b in body if b), f"{indent}$$", ""]
+    return "\n".join(out)
+
+
+def _simple_tables(text: str) -> str:
+    """reStructuredText simple tables -> Markdown tables (columns cut at the rule's ``=`` runs)."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if not TABLE_RULE.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        rule = lines[i]
+        starts = [m.start() for m in re.finditer(r"=+", rule)]
+        groups, i = [[]], i + 1
+        while i < len(lines) and (lines[i].strip() or len(groups) == 1):
+            if TABLE_RULE.match(lines[i]):
+                groups.append([])
+            else:
+                groups[-1].append(lines[i])
+            i += 1
+        groups = [g for g in groups if g]
+        header, body = (groups[0], sum(groups[1:], [])) if len(groups) > 1 else (groups[0][:1], groups[0][1:])
+        indent = rule[:len(rule) - len(rule.lstrip())]
+        cells = lambda row: [row[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]  # noqa: E731
+        out += [f"{indent}| {' | '.join(cells(header[0]))} |", f"{indent}|{'---|' * len(starts)}"]
+        out += [f"{indent}| {' | '.join(c.replace('|', chr(92) + '|') for c in cells(row))} |" for row in body]
+        out.append("")
+    return "\n".join(out)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _resolve(obj: griffe.Object, target: str) -> str | None:
+    """The full path of ``target`` as seen from ``obj``, if it names a twinrank object."""
+    module = obj if obj.is_module else obj.module
+    twin = module.path.split(".")[:2]  # ["twinrank", "reference"] or ["twinrank", "fast"]
+    candidates = [f"{module.path}.{target}", f"{'.'.join(twin)}.{target}", target]
+    if obj.is_class or obj.parent is not None and obj.parent.is_class:
+        cls = obj if obj.is_class else obj.parent
+        candidates.insert(0, f"{cls.path}.{target}")
+    root = obj.package
+    for path in candidates:
+        if path.startswith(root.path + "."):
+            found = _find(root, path[len(root.path) + 1:])
+            if found is not None:
+                return found
+    return None
+
+
+def _find(root: griffe.Module, relative: str) -> str | None:
+    """The canonical (documented) path of ``root[relative]``, or None if it is not documented."""
+    try:
+        obj = root[relative]
+        path = obj.target_path if obj.is_alias else obj.path
+    except (KeyError, griffe.AliasResolutionError, griffe.CyclicAliasError):
+        return None
+    return None if any(part.startswith("_") for part in path.split(".")) else path
+
+
+def _walk(obj: griffe.Object):
+    yield obj
+    for member in obj.members.values():
+        if not member.is_alias:
+            yield from _walk(member)

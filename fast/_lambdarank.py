@@ -1,0 +1,272 @@
+r"""The LambdaRank kernel: one thread per query, one row of pairs at a time.
+
+For a query of n documents it sorts them into ranked order (stable, descending
+score), fills O(n) per-position work rows (labels, scores, the metric's prefix
+sums), then for each position ``a < top`` handles the pairs ``(a, b)``, ``b > a``,
+as one branch-free row that the compiler vectorises::
+
+    position   0   1   2 ... a  a+1 ... n-1
+    row a                    .  [ pairs (a, b) ] -> lambda[b], hessian[b] updated in place,
+                                                    summed into lambda[a], hessian[a]
+
+O(n log n + n * top) time, O(n) memory, ``top = min(n - 1, truncation, k)``
+(pairs with both documents beyond the NDCG/ERR cutoff ``k`` have $\Delta Z = 0$).
+Pairs with equal labels are not skipped but get $|\Delta Z| = 0$: cheaper than
+a branch. The formulas are those of ``twinrank.reference.objectives``
+(``_delta_ndcg``, ``_delta_map``, ``_delta_err``, ``_ranked_lambdas``), written per
+row, with two rewrites that change only rounding:
+
+* $e^{\sigma(s_a - s_b)} = u_a \cdot (1 / u_b)$ with $u_t = e^{\sigma (s_t - m)}$, $m$ the
+  query's mid score: n exponentials per query instead of one per pair. When
+  $\sigma (s_{\max} - s_{\min}) > 1400$ that could overflow, and the query takes
+  one exponential per pair instead.
+* Divisions by per-query or per-position constants become multiplications by
+  their inverses.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._ranking import QUERIES_PER_BLOCK, argsort_descending, n_blocks
+
+NDCG, MAP, ERR = 0, 1, 2
+# rows of the per-block work array (one column per ranked position)
+LABEL, SCORE, LAMBDA, HESSIAN, UP, DOWN, W0, W1, W2, W3, DELTA, ROW_LAMBDA, ROW_HESSIAN = range(13)
+N_ROWS = 13
+N_GRADES = 32  # integer labels 0..31 (every LETOR grade scale) get the ideal DCG by counting, not sorting
+MAX_FACTORED_GAP = 1400.0  # sigma * score range below which e^{+-sigma (s - m)} cannot overflow
+
+
+@njit(parallel=True, cache=True)
+def lambdarank_kernel(y, scores, query_offsets, queries, metric, cutoff, linear_gain, l_max,
+                      sigma, truncation, normalize, g, h):
+    """Fill ``g`` and ``h`` at the rows of ``queries``.
+
+    # IN  y, scores (n_rows,) float64; query_offsets (n_queries + 1,); queries (m,) unique
+    #     cutoff, truncation: ints, >= the largest query size for "none"
+    # OUT g, h (n_rows,) float64, zero on entry; only rows of ``queries`` are written
+    """
+    max_size = 0
+    for q in queries:
+        max_size = max(max_size, query_offsets[q + 1] - query_offsets[q])
+    discounts = np.zeros(max_size)  # (max_size,) NDCG@cutoff discount of each position
+    for t in range(min(max_size, cutoff)):
+        discounts[t] = 1.0 / np.log2(t + 2.0)
+    for block in prange(n_blocks(len(queries))):
+        order = np.empty(max_size, np.int64)
+        scratch = np.empty(max_size, np.int64)
+        work = np.empty((N_ROWS, max_size))  # (rows, position)
+        grade_counts = np.empty(N_GRADES, np.int64)
+        for i in range(block * QUERIES_PER_BLOCK, min(len(queries), (block + 1) * QUERIES_PER_BLOCK)):
+            lo, hi = query_offsets[queries[i]], query_offsets[queries[i] + 1]
+            query_lambdas(y[lo:hi], scores[lo:hi], g[lo:hi], h[lo:hi], order, scratch, work, discounts,
+                          grade_counts, metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
+
+
+@njit(cache=True)
+def query_lambdas(y, s, g, h, order, scratch, work, discounts, grade_counts, metric, cutoff, linear_gain,
+                  l_max, sigma, truncation, normalize):
+    """One query: # IN y, s (n,); buffers of length >= n. # OUT g, h (n,)."""
+    n = len(s)
+    if n < 2:
+        return
+    argsort_descending(s, order[:n], scratch[:n])
+    for t in range(n):
+        work[LABEL, t] = y[order[t]]
+        work[SCORE, t] = s[order[t]]
+        work[LAMBDA, t] = 0.0
+        work[HESSIAN, t] = 0.0
+    if metric == NDCG:
+        norm = prepare_ndcg(work, n, discounts, linear_gain, grade_counts)
+    elif metric == MAP:
+        norm = prepare_map(work, n)
+    else:
+        norm = prepare_err(work, n, cutoff, l_max)
+    if norm == 0.0:
+        return
+    spread = work[SCORE, 0] - work[SCORE, n - 1]
+    factored = sigma * spread <= MAX_FACTORED_GAP
+    if factored:
+        middle = 0.5 * (work[SCORE, 0] + work[SCORE, n - 1])
+        for t in range(n):
+            work[UP, t] = math.exp(sigma * (work[SCORE, t] - middle))
+            work[DOWN, t] = 1.0 / work[UP, t]
+    top = min(n - 1, truncation, cutoff)
+    damp = normalize and spread != 0.0
+    total = 0.0
+    for a in range(top):
+        if metric == NDCG:
+            ndcg_deltas(work, a, n, 1.0 / norm)
+        elif metric == MAP:
+            map_deltas(work, a, n, 1.0 / norm)
+        else:
+            err_deltas(work, a, n)
+        pair_row(work, a, n, sigma, factored, damp)
+        work[LAMBDA, a] += row_sum(_tail(work, ROW_LAMBDA, a, n))
+        work[HESSIAN, a] += row_sum(_tail(work, ROW_HESSIAN, a, n))
+        if normalize:
+            total += row_abs_sum(_tail(work, ROW_LAMBDA, a, n))
+    scale = math.log2(1.0 + 2.0 * total) / (2.0 * total) if normalize and total > 0.0 else 1.0
+    for t in range(n):
+        g[order[t]] = -(work[LAMBDA, t] * scale)
+        h[order[t]] = work[HESSIAN, t] * scale
+
+
+@njit(cache=True, error_model="numpy")
+def pair_row(work, a, n, sigma, factored, damp):
+    r"""Pairs (a, b), b > a: signed $\lambda$ into ROW_LAMBDA (+ pushes a up), hessian into ROW_HESSIAN.
+
+    a is ranked above b, so $x = \sigma (s_a - s_b) \ge 0$, $u = e^x \ge 1$,
+    $r = 1 / (1 + u) \le 1/2$ and $1 - r$ are both accurate; $\rho = r$ if
+    $y_a > y_b$ (a is the better document) and $1 - r$ otherwise.
+    """
+    label_a, score_a, up_a = work[LABEL, a], work[SCORE, a], work[UP, a]
+    label, score, down = _tail(work, LABEL, a, n), _tail(work, SCORE, a, n), _tail(work, DOWN, a, n)
+    delta = _tail(work, DELTA, a, n)
+    row_lambda, row_hessian = _tail(work, ROW_LAMBDA, a, n), _tail(work, ROW_HESSIAN, a, n)
+    lambdas, hessians = _tail(work, LAMBDA, a, n), _tail(work, HESSIAN, a, n)
+    for i in range(n - a - 1):
+        weight = delta[i] / (0.01 + (score_a - score[i])) if damp else delta[i]
+        u = up_a * down[i] if factored else math.exp(sigma * (score_a - score[i]))
+        r = 1.0 / (1.0 + u)
+        one_minus_r = 1.0 - r
+        pair_lambda = sigma * weight * (r if label_a > label[i] else -one_minus_r)
+        pair_hessian = sigma * sigma * weight * r * one_minus_r
+        row_lambda[i] = pair_lambda
+        row_hessian[i] = pair_hessian
+        lambdas[i] -= pair_lambda
+        hessians[i] += pair_hessian
+
+
+@njit(cache=True, error_model="numpy")
+def ndcg_deltas(work, a, n, inv_ideal):
+    r"""DELTA[b] = $|G_a - G_b|\,|D_a - D_b| / \mathrm{IDCG}$ (W0 = gains, W1 = discounts)."""
+    gain_a, discount_a = work[W0, a], work[W1, a]
+    gains, discounts, delta = _tail(work, W0, a, n), _tail(work, W1, a, n), _tail(work, DELTA, a, n)
+    for i in range(n - a - 1):
+        delta[i] = abs(gain_a - gains[i]) * abs(discount_a - discounts[i]) * inv_ideal
+
+
+@njit(cache=True, error_model="numpy")
+def map_deltas(work, a, n, inv_relevant):
+    r"""DELTA[b] = $|\Delta \mathrm{AP}|$ (W0 = relevant, W1 = relevant above, W2 = 1/(t+1), W3 = rel/(u+1) above)."""
+    relevant_a, above_a, inv_rank_a, reciprocal_a = work[W0, a], work[W1, a], work[W2, a], work[W3, a]
+    relevant, relevant_above = _tail(work, W0, a, n), _tail(work, W1, a, n)
+    inv_rank, reciprocal_above, delta = _tail(work, W2, a, n), _tail(work, W3, a, n), _tail(work, DELTA, a, n)
+    c = above_a + 1.0
+    for i in range(n - a - 1):
+        m = relevant_above[i] - above_a - relevant_a
+        between = reciprocal_above[i] - reciprocal_a - relevant_a * inv_rank_a
+        gain = c * inv_rank_a - (c + m) * inv_rank[i] + between  # of moving the relevant one up
+        delta[i] = abs(relevant_a - relevant[i]) * gain * inv_relevant
+
+
+@njit(cache=True, error_model="numpy")
+def err_deltas(work, a, n):
+    r"""DELTA[b] = $|\Delta \mathrm{ERR}|$ (W0 = R, W1 = 1/(1 - R), W2 = weight $w_t$, W3 = ERR above t)."""
+    stop_a, inv_go_on_a, weight_a, err_above_a = work[W0, a], work[W1, a], work[W2, a], work[W3, a]
+    stop, weight, err_above = _tail(work, W0, a, n), _tail(work, W2, a, n), _tail(work, W3, a, n)
+    delta = _tail(work, DELTA, a, n)
+    err_term_a = stop_a * weight_a
+    for i in range(n - a - 1):
+        between = err_above[i] - err_above_a - err_term_a
+        delta[i] = abs(stop[i] - stop_a) * (weight_a - (between + weight[i]) * inv_go_on_a)
+
+
+@njit(cache=True)
+def _tail(work, row, a, n):
+    """Positions a+1 .. n-1 of a work row, indexed from 0 (a loop from 0 vectorises)."""
+    return work[row, a + 1:n]
+
+
+@njit(cache=True)
+def prepare_ndcg(work, n, discounts, linear_gain, grade_counts):
+    """W0 = gains, W1 = discounts; returns the ideal DCG@cutoff."""
+    for t in range(n):
+        label = work[LABEL, t]
+        work[W0, t] = label if linear_gain else np.exp2(label) - 1.0
+        work[W1, t] = discounts[t]
+    if count_grades(work[LABEL, :n], grade_counts):
+        return ideal_dcg_of_grades(grade_counts, discounts, linear_gain)
+    ideal_gains = work[W2, :n]
+    ideal_gains[:] = work[W0, :n]
+    ideal_gains.sort()
+    ideal = 0.0
+    for t in range(n):
+        ideal += ideal_gains[n - 1 - t] * discounts[t]
+    return ideal
+
+
+@njit(cache=True)
+def count_grades(labels, grade_counts):
+    """Count labels per grade 0..N_GRADES-1; False if a label is not such an integer."""
+    grade_counts[:] = 0
+    for label in labels:
+        if label != math.floor(label) or label >= N_GRADES:
+            return False
+        grade_counts[int(label)] += 1
+    return True
+
+
+@njit(cache=True)
+def ideal_dcg_of_grades(grade_counts, discounts, linear_gain):
+    """The ideal DCG from grade counts: the sorted-gains sum, without sorting (same order of additions)."""
+    ideal, t = 0.0, 0
+    for grade in range(N_GRADES - 1, -1, -1):
+        gain = grade if linear_gain else np.exp2(grade) - 1.0
+        for _ in range(grade_counts[grade]):
+            ideal += gain * discounts[t]
+            t += 1
+    return ideal
+
+
+@njit(cache=True)
+def prepare_map(work, n):
+    """W0 = relevant, W1 = relevant above, W2 = 1/(t+1), W3 = sum of rel/(u+1) above; returns #relevant."""
+    relevant_above, reciprocal_above = 0.0, 0.0
+    for t in range(n):
+        relevant = 1.0 if work[LABEL, t] > 0 else 0.0
+        work[W0, t] = relevant
+        work[W1, t] = relevant_above
+        work[W2, t] = 1.0 / (t + 1)
+        work[W3, t] = reciprocal_above
+        relevant_above += relevant
+        reciprocal_above += relevant / (t + 1)
+    return relevant_above
+
+
+@njit(cache=True)
+def prepare_err(work, n, cutoff, l_max):
+    """W0 = R, W1 = 1/(1 - R), W2 = reach/(t+1) before ``cutoff``, W3 = ERR above t; returns 1."""
+    reach, err_above = 1.0, 0.0
+    for t in range(n):
+        label = work[LABEL, t]
+        go_on = np.exp2(-l_max) + (1.0 - np.exp2(label - l_max))
+        work[W0, t] = np.exp2(label - l_max) - np.exp2(-l_max)
+        work[W1, t] = 1.0 / go_on
+        work[W2, t] = reach / (t + 1) if t < cutoff else 0.0
+        work[W3, t] = err_above
+        err_above += work[W0, t] * work[W2, t]
+        reach *= go_on
+    return 1.0
+
+
+@njit(cache=True, fastmath=True)
+def row_sum(x):
+    """Sum of x: a pure accumulation (fastmath lets it vectorise)."""
+    total = 0.0
+    for i in range(len(x)):
+        total += x[i]
+    return total
+
+
+@njit(cache=True, fastmath=True)
+def row_abs_sum(x):
+    """Sum of |x|: a pure accumulation."""
+    total = 0.0
+    for i in range(len(x)):
+        total += abs(x[i])
+    return total

@@ -1,0 +1,84 @@
+"""The row partition of the fast tree grower (LightGBM's DataPartition).
+
+Every leaf owns a contiguous segment of one of two row-id buffers. Splitting a
+leaf moves its segment, stably, into the other buffer::
+
+    src  [ r0 r1 r2 r3 r4 r5 r6 r7 ]           goes left?  1 0 0 1 1 0 1 0
+    dst  [ r0 r3 r4 r6 | r1 r2 r5 r7 ]         left child | right child
+
+so both children keep the rows in their original order (and the histogram
+kernels walk memory forwards). Large segments are cut into fixed blocks of
+``PARTITION_BLOCK`` positions: one parallel pass counts each block's left rows,
+a prefix sum gives every block its write offsets, a second parallel pass moves
+the rows. A stable partition is unique, so the thread count cannot change it.
+"""
+from __future__ import annotations
+
+from numba import njit, prange
+
+from twinrank.reference.binning import MISSING_BIN
+
+PARTITION_BLOCK = 16384
+
+
+@njit(cache=True, inline="always")
+def _goes_left(b, bin_threshold, missing_left):
+    return missing_left if b == MISSING_BIN else b <= bin_threshold
+
+
+@njit(cache=True)
+def partition(src, dst, start, stop, column, bin_threshold, missing_left, goes_left, block_lefts):
+    """Stably move ``src[start:stop]`` to ``dst[start:stop]``, left rows first; return their number.
+
+    # IN  src (m,) row ids; column (n_rows,) uint8 bins of the split feature
+    # OUT dst (m,) positions [start, stop)
+    # BUF goes_left (m,) uint8, block_lefts (m // PARTITION_BLOCK + 2,) int64
+    """
+    if stop - start <= PARTITION_BLOCK:
+        return _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left)
+    return _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
+                             block_lefts)
+
+
+@njit(cache=True)
+def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left):
+    n_left = 0
+    for i in range(start, stop):
+        n_left += _goes_left(column[src[i]], bin_threshold, missing_left)
+    left, right = start, start + n_left
+    for i in range(start, stop):
+        if _goes_left(column[src[i]], bin_threshold, missing_left):
+            dst[left] = src[i]
+            left += 1
+        else:
+            dst[right] = src[i]
+            right += 1
+    return n_left
+
+
+@njit(parallel=True, cache=True)
+def _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
+                      block_lefts):
+    n_blocks = (stop - start + PARTITION_BLOCK - 1) // PARTITION_BLOCK
+    for block in prange(n_blocks):
+        first = start + block * PARTITION_BLOCK
+        n_left = 0
+        for i in range(first, min(stop, first + PARTITION_BLOCK)):
+            goes_left[i] = _goes_left(column[src[i]], bin_threshold, missing_left)
+            n_left += goes_left[i]
+        block_lefts[block] = n_left
+    total_left = 0
+    for block in range(n_blocks):  # exclusive prefix sum: left rows before each block
+        block_lefts[block], total_left = total_left, total_left + block_lefts[block]
+    for block in prange(n_blocks):
+        first = start + block * PARTITION_BLOCK
+        left = start + block_lefts[block]
+        right = start + total_left + (first - start - block_lefts[block])
+        for i in range(first, min(stop, first + PARTITION_BLOCK)):
+            if goes_left[i]:
+                dst[left] = src[i]
+                left += 1
+            else:
+                dst[right] = src[i]
+                right += 1
+    return total_left

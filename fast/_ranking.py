@@ -1,0 +1,85 @@
+"""Per-query ranking kernels: a stable descending argsort into caller buffers.
+
+Query-parallel drivers split the queries into fixed blocks of ``QUERIES_PER_BLOCK``
+(never a function of the thread count) and give each block its own scratch
+buffers, so a query is always handled by exactly one thread::
+
+    queries  | q0 q1 ... q63 | q64 ... q127 | ... |
+    prange   |    block 0    |   block 1    | ... |   one buffer set per block
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+QUERIES_PER_BLOCK = 64
+INSERTION_RUN = 16
+
+
+@njit(cache=True)
+def n_blocks(n_queries):
+    return (n_queries + QUERIES_PER_BLOCK - 1) // QUERIES_PER_BLOCK
+
+
+@njit(cache=True)
+def argsort_descending(values, order, scratch):
+    """Stable argsort of ``values`` by descending value into ``order``.
+
+    Insertion sort of runs of ``INSERTION_RUN``, then bottom-up merges of runs.
+
+    # IN  values (n,); scratch (n,) int64, overwritten
+    # OUT order (n,) int64: equal values keep their input order, as
+    #     ``numpy.argsort(-values, kind="stable")``. O(n log n), no allocation.
+    """
+    n = len(values)
+    for lo in range(0, n, INSERTION_RUN):
+        insertion_sort_descending(values, order, lo, min(lo + INSERTION_RUN, n))
+    src, dst = order, scratch
+    in_order = True  # does src alias order?
+    width = INSERTION_RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for out in range(lo, hi):
+                # take from the right run only when strictly larger: stability
+                if j < hi and (i >= mid or values[src[j]] > values[src[i]]):
+                    dst[out] = src[j]
+                    j += 1
+                else:
+                    dst[out] = src[i]
+                    i += 1
+        src, dst = dst, src
+        in_order = not in_order
+        width *= 2
+    if not in_order:
+        order[:] = src
+
+
+@njit(cache=True)
+def insertion_sort_descending(values, order, lo, hi):
+    """order[lo:hi] = lo..hi-1 sorted by descending value, stable."""
+    for i in range(lo, hi):
+        item, value = i, values[i]
+        j = i - 1
+        while j >= lo and values[order[j]] < value:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = item
+
+
+@njit(parallel=True, cache=True)
+def rank_order_kernel(scores, query_offsets, order):
+    """# IN scores (n_rows,), query_offsets (n_queries + 1,); OUT order (n_rows,) global row ids."""
+    n_queries = len(query_offsets) - 1
+    max_size = 0
+    for q in range(n_queries):
+        max_size = max(max_size, query_offsets[q + 1] - query_offsets[q])
+    for block in prange(n_blocks(n_queries)):
+        local = np.empty(max_size, np.int64)
+        scratch = np.empty(max_size, np.int64)
+        for q in range(block * QUERIES_PER_BLOCK, min(n_queries, (block + 1) * QUERIES_PER_BLOCK)):
+            lo, hi = query_offsets[q], query_offsets[q + 1]
+            argsort_descending(scores[lo:hi], local[:hi - lo], scratch[:hi - lo])
+            for t in range(hi - lo):
+                order[lo + t] = lo + local[t]

@@ -1,0 +1,158 @@
+"""Numba-parallel twin of `twinrank.reference.metrics`: the same metrics, one thread per query.
+
+Shared with the reference (defined once there): :class:`Convention`, :data:`CONVENTIONS`,
+input checks (``prepare``), the convention's gains, discounts, relevance and ERR grades
+(computed once per call with NumPy and handed to the kernels), metric names and
+:func:`evaluate`'s averaging. What differs is how rows are ranked and summed: a
+per-query merge sort and a ``prange`` over queries (``_metrics_kernels``), O(n log n)
+time and no ``(n_queries, largest query)`` matrix.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from twinrank.reference.metrics import (
+    CONVENTIONS, DEFAULT_CONVENTION, Convention, Metric, Prepared, check_k, discount, doc_ids_from_comments,
+    err_grades, gain, get_convention, parse_metric, prepare, relevant,
+)
+from twinrank.reference.metrics import _evaluate, _metric_from
+from twinrank.reference.errors import ParameterError
+
+from . import _metrics_kernels as kernels
+
+__all__ = [
+    "Convention", "CONVENTIONS", "DEFAULT_CONVENTION", "Metric", "Prepared", "get_convention", "gain", "discount",
+    "relevant", "err_grades", "doc_ids_from_comments", "prepare", "check_k", "parse_metric",
+    "dcg", "ndcg", "mean_ndcg", "average_precision", "precision", "err", "reciprocal_rank",
+    "auc", "pauc", "rmse", "rmse_per_query", "metric_by_name", "evaluate",
+]
+
+
+def _ranked(y, scores, query_offsets, convention, doc_ids):
+    """Checked inputs and the ranked row ids of every query."""
+    p = prepare(y, scores, query_offsets, convention, doc_ids)
+    use_keys = p.tie_keys is not None
+    keys = p.tie_keys if use_keys else np.empty(0, np.int64)
+    return p, kernels.ranked_rows(p.scores, keys, use_keys, p.query_offsets)
+
+
+def _ideal(gains, p):
+    """Row ids of every query by descending gain (the ideal ranking)."""
+    return kernels.ranked_rows(gains, np.empty(0, np.int64), False, p.query_offsets)
+
+
+def _discounts(p):
+    """Discount of 0-based ranks 0 .. largest query - 1, from the reference's definition."""
+    largest = int(np.diff(p.query_offsets).max(initial=0))
+    return discount(np.arange(1, max(largest, 1) + 1), p.convention)
+
+
+def _k(k):
+    check_k(k)
+    return -1 if k is None else int(k)
+
+
+def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.dcg`."""
+    k = _k(k)
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    return kernels.dcg_kernel(gain(p.y, p.convention), order, p.query_offsets, _discounts(p), k)
+
+
+def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.ndcg`."""
+    k = _k(k)
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    g = gain(p.y, p.convention)
+    c = p.convention
+    return kernels.ndcg_kernel(g, order, _ideal(g, p), p.query_offsets, _discounts(p), k,
+                               c.ndcg_k_beyond_n == "zero", c.no_relevant_value)
+
+
+def mean_ndcg(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.mean_ndcg` (O(n) memory)."""
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    g = gain(p.y, p.convention)
+    return kernels.mean_ndcg_kernel(g, order, _ideal(g, p), p.query_offsets, _discounts(p),
+                                    p.convention.no_relevant_value)
+
+
+def average_precision(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION,
+                      doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.average_precision`."""
+    k = _k(k)
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    c = p.convention
+    return kernels.average_precision_kernel(relevant(p.y, c), order, p.query_offsets, k,
+                                            c.ap_normalizer == "min_k_relevant", c.no_relevant_value)
+
+
+def precision(y, scores, query_offsets, k, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.precision`."""
+    if k is None:
+        raise ParameterError("precision needs a cutoff k (an integer >= 1)")
+    k = _k(k)
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    return kernels.precision_kernel(relevant(p.y, p.convention), order, p.query_offsets, k,
+                                    p.convention.precision_k_beyond_n == "n")
+
+
+def err(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.err` (O(n) memory)."""
+    k = _k(k)
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    return kernels.err_kernel(err_grades(p.y, p.convention), order, p.query_offsets, k)
+
+
+def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION,
+                    doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.reciprocal_rank`."""
+    k = _k(k)
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    return kernels.reciprocal_rank_kernel(relevant(p.y, p.convention), order, p.query_offsets, k)
+
+
+def auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.auc`."""
+    p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    return kernels.auc_kernel(relevant(p.y, p.convention), order, p.query_offsets,
+                              p.convention.no_relevant_value)
+
+
+def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.pauc`."""
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)) or not 0.0 < p <= 1.0:
+        raise ParameterError(f"pauc's p must be in (0, 1], got {p!r}")
+    prep, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    return kernels.pauc_kernel(relevant(prep.y, prep.convention), order, prep.query_offsets, float(p),
+                               prep.convention.no_relevant_value)
+
+
+def rmse(y, scores) -> float:
+    """Numba-parallel twin of `twinrank.reference.metrics.rmse`."""
+    y, scores = np.asarray(y, dtype=np.float64), np.asarray(scores, dtype=np.float64)
+    if y.shape != scores.shape or y.ndim != 1 or len(y) == 0:
+        raise ParameterError(f"rmse needs non-empty 1-D y and scores of one length, got {y.shape} and {scores.shape}")
+    return float(np.sqrt(np.sum(kernels.squared_errors(y, scores)) / len(y)))
+
+
+def rmse_per_query(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.metrics.rmse_per_query`."""
+    p = prepare(y, scores, query_offsets, DEFAULT_CONVENTION)
+    return kernels.rmse_per_query_kernel(p.y, p.scores, p.query_offsets)
+
+
+_FUNCTIONS = {f.__name__: f for f in (dcg, ndcg, mean_ndcg, average_precision, precision, err,
+                                      reciprocal_rank, auc, pauc, rmse, rmse_per_query)}
+
+
+def metric_by_name(name: str) -> Metric:
+    """Numba-parallel twin of `twinrank.reference.metrics.metric_by_name` (binds the fast functions)."""
+    return _metric_from(_FUNCTIONS, name)
+
+
+def evaluate(metrics, y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None,
+             per_query=False) -> dict:
+    """Numba-parallel twin of `twinrank.reference.metrics.evaluate`."""
+    return _evaluate(_FUNCTIONS, metrics, y, scores, query_offsets, convention=convention,
+                     doc_ids=doc_ids, per_query=per_query)

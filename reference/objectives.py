@@ -1,0 +1,333 @@
+r"""Gradients and hessians of the training objectives: squared error, logistic, LambdaRank.
+
+**Sign convention.** twinrank trees *minimise*: an objective returns, per row, the
+first and second derivatives $g_i = \partial L / \partial s_i$ and
+$h_i = \partial^2 L / \partial s_i^2$ (float64) of a loss $L$ at the current scores
+$s$, and a leaf takes the Newton step $v = -\sum g / \sum h$. LambdaRank has no
+loss written down; its lambdas $\lambda_i$ are forces that push document $i$
+*up* when positive, so it returns $g_i = -\lambda_i$ and $h_i > 0$.
+
+LambdaRank (Burges 2010, "From RankNet to LambdaRank to LambdaMART", Eqs. 3-4 and
+Sec. 7; Wu, Burges, Svore & Gao 2010, "Adapting boosting for information retrieval
+measures"), for every pair of one query with $y_i > y_j$:
+
+$$\rho_{ij} = \frac{1}{1 + e^{\sigma (s_i - s_j)}}, \qquad
+\lambda_{ij} = \sigma\, |\Delta Z_{ij}|\, \rho_{ij}, \qquad
+\lambda_i = \sum_{j:\, y_i > y_j} \lambda_{ij} - \sum_{j:\, y_j > y_i} \lambda_{ji},$$
+
+$$h_i = \sum_{j:\, y_i \ne y_j} \sigma^2 |\Delta Z_{ij}|\, \rho_{ij} (1 - \rho_{ij}),$$
+
+where $|\Delta Z_{ij}|$ is the change of the target metric when $i$ and $j$ swap
+positions in the current ranking. The derivation, line by line against this
+module, is ``docs/lambdas.md``.
+
+**Ranking.** Positions are 0-based: the documents of a query sorted by descending
+score, ties broken by input order (a stable sort; DESIGN.md), see :func:`rank_order`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ParameterError
+from .params import check_int, check_real
+
+METRICS = ("ndcg", "map", "err")
+GAINS = ("exp2", "linear")
+
+
+def squared_error(y, scores):
+    r"""Gradient and hessian of the squared error $L = \tfrac12 \sum_i (s_i - y_i)^2$.
+
+    Returns ``(g, h)`` with $g_i = s_i - y_i$ and $h_i = 1$, float64, shape (n_rows,).
+    """
+    y, scores = _check_pointwise(y, scores)
+    return scores - y, np.ones_like(scores)
+
+
+def logistic(y, scores):
+    r"""Gradient and hessian of the logistic loss (binary cross-entropy on a logit).
+
+    $p_i = 1 / (1 + e^{-s_i})$, $L = -\sum_i y_i \log p_i + (1 - y_i) \log(1 - p_i)$:
+
+    $$g_i = p_i - y_i = (1 - y_i)\, p_i - y_i (1 - p_i), \qquad h_i = p_i (1 - p_i).$$
+
+    Labels are 0 or 1 (soft labels in $[0, 1]$ are accepted). $p$ and $1 - p$ are
+    both computed from $e^{-|s|}$, so neither overflows nor cancels: $g$ and $h$
+    keep full relative precision even when $|s_i|$ is large.
+    """
+    y, scores = _check_logistic(y, scores)
+    p, one_minus_p = _sigmoid_pair(scores)
+    return (1.0 - y) * p - y * one_minus_p, p * one_minus_p
+
+
+def rank_order(scores, query_offsets):
+    r"""The rows of every query in ranked order: descending score, ties by input order.
+
+    Returns ``order`` (int64, shape (n_rows,)) with ``order[query_offsets[q]:query_offsets[q + 1]]``
+    the rows of query ``q``, best first. The 0-based position of row ``order[t]`` is
+    ``t - query_offsets[q]``. O(n log n).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    query_offsets = np.asarray(query_offsets, dtype=np.int64)
+    qid = np.repeat(np.arange(len(query_offsets) - 1), np.diff(query_offsets))  # (n_rows,)
+    by_score = np.argsort(-scores, kind="stable")  # (n_rows,) ties keep input order
+    return by_score[np.argsort(qid[by_score], kind="stable")]  # (n_rows,) grouped by query
+
+
+def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
+               gain="exp2", normalize=False, queries=None):
+    r"""LambdaRank gradients ``g = -lambdas`` and hessians ``h`` (float64, shape (n_rows,)).
+
+    Parameters
+    ----------
+    y : array of float, shape (n_rows,); graded relevance labels, finite and >= 0
+    scores : array of float, shape (n_rows,); current model scores, finite
+    query_offsets : array of int, shape (n_queries + 1,); query ``q`` owns rows
+        ``query_offsets[q]:query_offsets[q + 1]``
+    metric : ``"ndcg"`` (default), ``"map"`` or ``"err"``; the $Z$ of $|\Delta Z_{ij}|$:
+
+        * ``"ndcg"``: NDCG@k, $\mathrm{DCG@k} = \sum_{r \le k} G(y_{(r)}) / \log_2(1 + r)$
+          divided by the ideal DCG@k of the query; $G(l) = 2^l - 1$ (``gain="exp2"``)
+          or $G(l) = l$ (``"linear"``). $|\Delta Z_{ij}| = |G_i - G_j|\,|D_i - D_j| / \mathrm{IDCG@k}$
+          with $D = 1/\log_2(1 + r)$ for $r \le k$ and $0$ beyond.
+        * ``"map"``: average precision, relevant means $y > 0$, divided by the number of
+          relevant documents of the query (no cutoff; ``k`` must be None).
+        * ``"err"``: ERR@k (Chapelle, Metzler, Zhang & Grinspan 2009),
+          $\sum_{r \le k} \frac{R_{(r)}}{r} \prod_{m < r} (1 - R_{(m)})$ with
+          $R(l) = (2^l - 1) / 2^{l_{\max}}$, $l_{\max}$ the largest label in the whole ``y``.
+          $|\Delta Z_{ij}|$ is exact and O(1) per pair after O(n) prefix products.
+    k : int >= 1 or None; the metric's cutoff, None = the whole list (k > n = the whole list)
+    sigma : float > 0; the RankNet sigmoid's steepness (LightGBM ``sigmoid``)
+    truncation : int >= 1 or None; keep only pairs with at least one document ranked
+        within the top ``truncation`` positions (LightGBM ``lambdarank_truncation_level``,
+        but see ``docs/lambdas.md``: LightGBM also cuts the ideal DCG there)
+    gain : ``"exp2"`` or ``"linear"``; NDCG's gain (only for ``metric="ndcg"``)
+    normalize : bool; LightGBM's ``lambdarank_norm=True``: when the scores of a query are
+        not all equal, $|\Delta Z_{ij}|$ is divided by $0.01 + |s_i - s_j|$; then the
+        query's $g$ and $h$ are scaled by $\log_2(1 + S) / S$, $S = 2 \sum_{\text{pairs}} \lambda_{ij}$
+    queries : array of int or None; the query indices to compute (unique); the rows of
+        the other queries get $g = h = 0$ (query subsampling). None = all queries.
+
+    Returns
+    -------
+    g, h : ndarray of float64, shape (n_rows,). $\sum g = 0$ over each query.
+        A query with fewer than two documents, with one label only, with ideal DCG 0
+        (``"ndcg"``) or without relevant document (``"map"``) gets $g = h = 0$.
+
+    Notes
+    -----
+    Pairs are formed per query in position space: labels and scores are sorted
+    into ranked order (:func:`rank_order`), a metric gives the (n, n) matrix of
+    $|\Delta Z|$ between positions, and the pair matrices are summed by rows and
+    columns. O(n^2) time and memory per query; a loop over queries.
+    """
+    y, scores, query_offsets, queries = _check_lambdarank(
+        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
+    delta_z = _DELTA_Z[metric]
+    options = {"ndcg": {"k": k, "gain": gain}, "map": {}, "err": {"k": k, "l_max": y.max(initial=0.0)}}[metric]
+    order = rank_order(scores, query_offsets)  # (n_rows,)
+    g, h = np.zeros_like(scores), np.zeros_like(scores)
+    for q in queries:
+        rows = order[query_offsets[q]:query_offsets[q + 1]]  # (n,) rows of query q, best first
+        if len(rows) < 2:
+            continue
+        delta = delta_z(y[rows], **options)  # (n, n) |Delta Z| between positions
+        lambdas, hessians = _ranked_lambdas(y[rows], scores[rows], delta, sigma, truncation, normalize)
+        g[rows], h[rows] = -lambdas, hessians
+    return g, h
+
+
+def _ranked_lambdas(labels, scores, delta, sigma, truncation, normalize):
+    r"""Lambdas and hessians of one query whose documents are in ranked order.
+
+    ``labels``, ``scores``: shape (n,), best first; ``delta``: (n, n), $|\Delta Z|$ of
+    swapping positions $a$ and $b$. Returns ``(lambdas, hessians)``, shape (n,).
+    """
+    n = len(labels)
+    position = np.arange(n)
+    above = labels[:, None] > labels[None, :]  # (n, n) pair (a, b) with y_a > y_b
+    if truncation is not None:
+        above &= np.minimum.outer(position, position) < truncation  # one of the two in the top
+    score_gap = scores[:, None] - scores[None, :]  # (n, n) s_a - s_b
+    if normalize and scores[0] != scores[-1]:
+        delta = delta / (0.01 + np.abs(score_gap))  # LightGBM's score-distance damping
+    rho, one_minus_rho = _sigmoid_pair(-sigma * score_gap)  # (n, n) 1 / (1 + e^{sigma (s_a - s_b)})
+    pair_lambda = np.where(above, sigma * delta * rho, 0.0)  # (n, n) lambda_ab, pushes a up, b down
+    pair_hessian = np.where(above, sigma**2 * delta * rho * one_minus_rho, 0.0)  # (n, n)
+    lambdas = pair_lambda.sum(axis=1) - pair_lambda.sum(axis=0)  # (n,) up-pushes minus down-pushes
+    hessians = pair_hessian.sum(axis=1) + pair_hessian.sum(axis=0)  # (n,)
+    scale = _norm_scale(2.0 * pair_lambda.sum()) if normalize else 1.0
+    return lambdas * scale, hessians * scale
+
+
+def _delta_ndcg(labels, k=None, gain="exp2"):
+    r"""$|\Delta \mathrm{NDCG@k}|$ of swapping positions $a$ and $b$, shape (n, n).
+
+    Swapping changes $\mathrm{DCG}$ by $(G_a - G_b)(D_b - D_a)$, so
+    $|\Delta| = |G_a - G_b|\,|D_a - D_b| / \mathrm{IDCG@k}$ (Burges 2010, Sec. 4).
+    All zeros if the ideal DCG@k is 0.
+    """
+    gains = np.exp2(labels) - 1.0 if gain == "exp2" else labels.astype(np.float64)  # (n,)
+    discounts = _discounts(len(labels), k)  # (n,) 1/log2(2 + t) for t < k, else 0
+    ideal = np.sum(np.sort(gains)[::-1] * discounts)
+    if ideal == 0.0:
+        return np.zeros((len(labels), len(labels)))
+    return np.abs(np.subtract.outer(gains, gains)) * np.abs(np.subtract.outer(discounts, discounts)) / ideal
+
+
+def _delta_map(labels):
+    r"""$|\Delta \mathrm{AP}|$ of swapping positions $a < b$, shape (n, n).
+
+    Only a relevant/non-relevant pair changes AP. Moving the relevant one from $b$
+    up to $a$ (1-based ranks $a+1$, $b+1$): with $c$ = 1 + the relevant documents above
+    $a$ and $m$ those strictly between, it gains precision $c / (a+1)$ and loses
+    $(c + m) / (b+1)$, and each relevant document between gains $1 / r$:
+
+    $$|\Delta \mathrm{AP}| = \frac{1}{R}\Big(\frac{c}{a+1} - \frac{c+m}{b+1}
+    + \sum_{a < t < b,\ \mathrm{rel}_t} \frac{1}{t+1}\Big),$$
+
+    $R$ the number of relevant documents. All zeros if $R = 0$.
+    """
+    n = len(labels)
+    relevant = (labels > 0).astype(np.float64)  # (n,)
+    n_relevant = relevant.sum()
+    if n_relevant == 0.0:
+        return np.zeros((n, n))
+    t = np.arange(n)
+    relevant_above = _sum_above(relevant)  # (n,) relevant documents at positions < t
+    precision_term = relevant / (t + 1)  # (n,)
+    reciprocal_above = _sum_above(precision_term)  # (n,) sum of 1/(u+1) over relevant u < t
+    a, b = t[:, None], t[None, :]
+    c = relevant_above[a] + 1  # (n, 1)
+    m = relevant_above[b] - relevant_above[a] - relevant[a]  # (n, n) relevant strictly between
+    between = reciprocal_above[b] - reciprocal_above[a] - precision_term[a]  # (n, n)
+    delta = (c / (a + 1) - (c + m) / (b + 1) + between) / n_relevant  # (n, n)
+    return _symmetric_upper(np.where(relevant[a] != relevant[b], delta, 0.0))
+
+
+def _delta_err(labels, k=None, l_max=None):
+    r"""$|\Delta \mathrm{ERR@k}|$ of swapping positions $a < b$, shape (n, n).
+
+    With $P_t = \prod_{u < t}(1 - R_u)$ (the chance the user reaches position $t$),
+    $w_t = P_t / (t+1)$ for $t < k$ (else 0) and $C_t = \sum_{u < t} R_u w_u$, only
+    positions $a \dots b$ change, and
+
+    $$\Delta \mathrm{ERR} = (R_b - R_a)\Big(w_a - \frac{C_b - C_{a+1} + w_b}{1 - R_a}\Big).$$
+
+    O(1) per pair after O(n) prefix sums and products; $1 - R$ is computed as
+    $2^{-l_{\max}} + (1 - 2^{l - l_{\max}})$, exact for integer labels.
+    ``l_max`` defaults to the largest of ``labels``.
+    """
+    n = len(labels)
+    l_max = labels.max(initial=0.0) if l_max is None else l_max
+    stop = np.exp2(labels - l_max) - np.exp2(-l_max)  # (n,) R, the chance the user stops here
+    go_on = np.exp2(-l_max) + (1.0 - np.exp2(labels - l_max))  # (n,) 1 - R without cancellation
+    reach = np.concatenate(([1.0], np.cumprod(go_on)[:-1]))  # (n,) P_t
+    t = np.arange(n)
+    weight = np.where(t < (n if k is None else k), reach / (t + 1), 0.0)  # (n,) w_t
+    err_term = stop * weight  # (n,) ERR = sum of err_term
+    err_above = _sum_above(err_term)  # (n,) C_t
+    a, b = t[:, None], t[None, :]
+    between = err_above[b] - err_above[a] - err_term[a]  # (n, n) C_b - C_{a+1}
+    delta = np.abs(stop[b] - stop[a]) * (weight[a] - (between + weight[b]) / go_on[a])  # (n, n)
+    return _symmetric_upper(delta)
+
+
+_DELTA_Z = {"ndcg": _delta_ndcg, "map": _delta_map, "err": _delta_err}
+
+
+def _discounts(n, k):
+    """NDCG@k discounts of positions 0..n-1: 1/log2(2 + t) for t < k, 0 beyond."""
+    t = np.arange(n)
+    return np.where(t < (n if k is None else k), 1.0 / np.log2(t + 2.0), 0.0)
+
+
+def _sum_above(x):
+    """``x`` summed over the positions above each position: [0, x0, x0 + x1, ...]."""
+    return np.concatenate(([0.0], np.cumsum(x)[:-1]))
+
+
+def _symmetric_upper(matrix):
+    """The strict upper triangle of ``matrix`` mirrored below the diagonal."""
+    upper = np.triu(matrix, 1)
+    return upper + upper.T
+
+
+def _norm_scale(total):
+    """LightGBM's per-query scale log2(1 + S) / S of ``lambdarank_norm`` (1 when S = 0)."""
+    return np.log2(1.0 + total) / total if total > 0.0 else 1.0
+
+
+def _sigmoid_pair(x):
+    r"""$(1 / (1 + e^{-x}),\ 1 / (1 + e^{x}))$ from $e^{-|x|}$: no overflow, no cancellation."""
+    e = np.exp(-np.abs(x))
+    big, small = 1.0 / (1.0 + e), e / (1.0 + e)
+    return np.where(x >= 0, big, small), np.where(x >= 0, small, big)
+
+
+def _check_pointwise(y, scores):
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    if y.ndim != 1 or scores.shape != y.shape:
+        raise ParameterError(f"y and scores must be 1-D of one length, got shapes {y.shape} and {scores.shape}")
+    for name, arr in (("y", y), ("scores", scores)):
+        if not np.all(np.isfinite(arr)):
+            raise ParameterError(f"{name}[{np.flatnonzero(~np.isfinite(arr))[0]}] is not finite")
+    return y, scores
+
+
+def _check_logistic(y, scores):
+    y, scores = _check_pointwise(y, scores)
+    outside = np.flatnonzero((y < 0) | (y > 1))  # (n_bad,)
+    if len(outside):
+        raise ParameterError(f"logistic labels must be in [0, 1], got y[{outside[0]}] = {y[outside[0]]}")
+    return y, scores
+
+
+def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
+    """Validate the arguments of ``lambdarank``; shared by both twins, so both reject the same input."""
+    y, scores = _check_pointwise(y, scores)
+    if np.any(y < 0):
+        raise ParameterError(f"lambdarank labels must be >= 0, got y[{np.flatnonzero(y < 0)[0]}] = {y[y < 0][0]}")
+    if metric not in METRICS:
+        raise ParameterError(f"metric must be one of {METRICS}, got {metric!r}")
+    if gain not in GAINS:
+        raise ParameterError(f"gain must be one of {GAINS}, got {gain!r}")
+    if gain != "exp2" and metric != "ndcg":
+        raise ParameterError(f"gain applies to metric='ndcg' only, got gain={gain!r} with metric={metric!r}")
+    if k is not None:
+        check_int("k", k, low=1)
+        if metric == "map":
+            raise ParameterError("metric='map' has no cutoff; k must be None")
+    if truncation is not None:
+        check_int("truncation", truncation, low=1)
+    check_real("sigma", sigma)
+    if sigma <= 0:
+        raise ParameterError(f"sigma must be > 0, got {sigma!r}")
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise ParameterError(f"normalize must be True or False, got {normalize!r}")
+    query_offsets = _check_offsets(query_offsets, len(y))
+    return y, scores, query_offsets, _check_queries(queries, len(query_offsets) - 1)
+
+
+def _check_offsets(query_offsets, n_rows):
+    offsets = np.asarray(query_offsets)
+    if offsets.ndim != 1 or len(offsets) < 1 or not np.issubdtype(offsets.dtype, np.integer):
+        raise ParameterError(f"query_offsets must be a 1-D integer array, got {offsets.dtype} of shape {offsets.shape}")
+    if offsets[0] != 0 or offsets[-1] != n_rows or np.any(np.diff(offsets) < 0):
+        raise ParameterError(f"query_offsets must start at 0, end at n_rows={n_rows} and never decrease")
+    return np.ascontiguousarray(offsets, dtype=np.int64)
+
+
+def _check_queries(queries, n_queries):
+    if queries is None:
+        return np.arange(n_queries, dtype=np.int64)
+    queries = np.asarray(queries)
+    if queries.ndim != 1 or (queries.size and not np.issubdtype(queries.dtype, np.integer)):
+        raise ParameterError(f"queries must be a 1-D integer array, got {queries.dtype} of shape {queries.shape}")
+    queries = np.ascontiguousarray(queries, dtype=np.int64)
+    if np.any((queries < 0) | (queries >= n_queries)):
+        raise ParameterError(f"queries must be indices in [0, {n_queries}), got {queries[(queries < 0) | (queries >= n_queries)][0]}")
+    if len(np.unique(queries)) != len(queries):
+        raise ParameterError("queries must not repeat a query index")
+    return queries

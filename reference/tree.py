@@ -1,0 +1,305 @@
+r"""Histogram regression trees with Newton leaf values, grown leaf-wise (best-first).
+
+This is the engine of every twinrank algorithm (GBRT, LambdaMART, random forests,
+...): the caller supplies per-row gradients :math:`g_i` and hessians :math:`h_i`,
+and :func:`grow_tree` returns the tree minimising the second-order loss
+approximation (Friedman 2001; Chen & Guestrin 2016, XGBoost, Eq. 5-7; Ke et al.
+2017, LightGBM's leaf-wise growth).
+
+Node statistics over the node's rows (a row listed twice in ``rows`` counts twice)::
+
+    G = sum g,   H = sum h,   count = number of rows
+
+Leaf value (a Newton step; not shrunk: the caller multiplies by a learning rate)
+
+.. math:: v = -\frac{G}{H + \lambda_2}
+
+Gain of splitting a node into L and R on feature :math:`f` (Chen & Guestrin 2016,
+Eq. 7 without the factor 1/2 and without :math:`\gamma`; a cost penalty as in
+cost-sensitive trees, Xu et al. 2012)
+
+.. math:: \mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
+          - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+
+where a term whose denominator :math:`H + \lambda_2` is not positive counts as 0
+(and so does the value of such a node). All sums are float64.
+
+Candidates of feature ``f`` with ``n_f = len(thresholds[f]) + 1`` value bins and
+missing-bin statistics ``M``, in this order:
+
+* for ``b = 0 .. n_f - 2``: ``left = {bin <= b}``; if ``M.count > 0`` first with the
+  missing rows on the right, then on the left; if ``M.count == 0`` once, and the
+  node's missing child is the child with more rows (ties: left);
+* if ``M.count > 0``, ``b = n_f - 1``: every non-missing row left, missing rows
+  right (the node's threshold is ``+inf``).
+
+A candidate is valid iff both children have ``count >= params.min_rows_in_leaf(len(rows))``
+and ``H >= params.min_hessian_in_leaf``; features masked out at the node are
+skipped. The best split of a node is the valid candidate of largest gain; ties go
+to the first in the order (feature ascending, bin ascending, missing right before
+missing left). A node is split only if that gain is ``> params.min_gain_to_split``,
+its depth is ``< params.max_depth`` (the root has depth 0) and the tree has fewer
+than ``params.max_leaves`` leaves.
+
+Growth is leaf-wise: repeatedly split the leaf of largest best gain (ties: the
+lowest node id); its children get the ids ``n_nodes`` (left) and ``n_nodes + 1``
+(right) at that moment, so node ids are in creation order, which is the order of
+the rows of ``feature_mask``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from .binning import MISSING_BIN
+from .errors import ParameterError
+from .model import LEAF, Tree
+from .params import TreeParams
+
+N_SLOTS = MISSING_BIN + 1  # histogram slots per feature: value bins 0..254, then the missing bin
+G, H, COUNT = 0, 1, 2  # the three statistics of a histogram slot
+
+
+def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
+              feature_mask=None, feature_cost=None) -> Tree:
+    """Grow one regression tree on ``binned[rows]`` (the rules of the module docstring).
+
+    Parameters
+    ----------
+    binned : uint8 array (n_rows, n_features), from ``binning.apply_bins``
+    gradients, hessians : float64 arrays (n_rows,), finite
+    thresholds : list of float64 arrays, from ``binning.bin_thresholds``
+    params : TreeParams
+    rows : int64 array, the rows the tree is grown on; may repeat (a bootstrap). Default all rows.
+    feature_mask : bool array (2 * max_leaves - 1, n_features); row ``i`` holds the features
+        allowed at node ``i`` (``sampling.feature_masks``). Default all True.
+    feature_cost : float64 array (n_features,), the effective cost :math:`c_f` of each
+        feature (zero for features already paid for). Default zeros.
+
+    Returns
+    -------
+    Tree with node 0 the root. A leaf has ``feature = left = right = missing = -1``,
+    ``threshold = 0``, ``bin_threshold = -1`` and ``gain = 0``. An internal node stores
+    its would-be leaf value, its gain, ``threshold = thresholds[f][b]`` (``+inf`` for
+    ``b = n_f - 1``) and ``bin_threshold = b``.
+    """
+    job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
+                         feature_cost)
+    nodes = [_node(job, job.rows, depth=0)]
+    best = {0: _best_split_of(job, nodes[0], node_id=0)}  # leaf id -> its best Split or None
+    n_leaves = 1
+    while n_leaves < params.max_leaves:
+        ready = [(split.gain, k) for k, split in best.items() if split is not None]
+        if not ready:
+            break
+        _, k = min(ready, key=lambda gain_id: (-gain_id[0], gain_id[1]))  # largest gain, lowest id
+        split, parent = best.pop(k), nodes[k]
+        left_rows, right_rows = _partition(job, parent.rows, split)
+        parent.split, parent.rows = split, None
+        parent.children = len(nodes), len(nodes) + 1
+        nodes += [_node(job, left_rows, parent.depth + 1), _node(job, right_rows, parent.depth + 1)]
+        n_leaves += 1
+        if n_leaves < params.max_leaves:
+            for child in parent.children:
+                best[child] = _best_split_of(job, nodes[child], node_id=child)
+    return _as_tree(nodes, job.thresholds)
+
+
+def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
+    r"""Per feature and bin, the sums over ``rows`` of :math:`g`, :math:`h` and 1.
+
+    One ``np.bincount`` per feature and statistic; a row listed twice counts twice.
+    O(len(rows) * n_features).
+
+    Returns
+    -------
+    float64 array (n_features, 256, 3): ``[..., 0]`` sum of gradients, ``[..., 1]``
+    sum of hessians, ``[..., 2]`` row count; slot ``MISSING_BIN`` holds the missing rows.
+    """
+    node_bins = np.asfortranarray(binned[rows])  # (n_node_rows, n_features), columns contiguous
+    weights = (gradients[rows], hessians[rows], None)  # None: bincount counts rows
+    hist = np.empty((binned.shape[1], N_SLOTS, 3))  # (n_features, 256, 3)
+    for f in range(binned.shape[1]):
+        for stat, w in enumerate(weights):
+            hist[f, :, stat] = np.bincount(node_bins[:, f], weights=w, minlength=N_SLOTS)
+    return hist
+
+
+@dataclass(frozen=True)
+class Split:
+    """The best split of a node: ``left = {bin <= bin_threshold}`` plus missing rows if ``missing_left``."""
+
+    gain: float
+    feature: int
+    bin_threshold: int
+    missing_left: bool
+
+
+def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int):
+    r"""The best valid split of a node from its histogram, or None if no gain beats ``min_gain_to_split``.
+
+    Parameters
+    ----------
+    hist : (n_features, 256, 3) from :func:`build_histogram`
+    totals : (3,) the node's ``[G, H, count]``
+    n_bins : int array (n_features,), value bins ``n_f`` of each feature
+    allowed : bool array (n_features,), the features the node may split on
+    penalty : float64 array (n_features,), :math:`\lambda_c c_f`
+    min_rows : int, ``params.min_rows_in_leaf(len(rows))``
+
+    All candidates are scored at once: a cumulative sum over the value bins gives
+    the left statistics of every threshold; ``np.argmax`` picks the first best in
+    the order (feature, bin, missing right before missing left). O(n_features * 256).
+    """
+    l2 = params.lambda_l2
+    missing = hist[:, MISSING_BIN]  # (n_features, 3)
+    below = np.cumsum(hist[:, :MISSING_BIN], axis=1)  # (n_features, 255, 3) stats of bins <= b
+    left = np.stack([below, below + missing[:, None]], axis=2)  # (n_features, 255, 2, 3)
+    right = totals - left  # (n_features, 255, 2, 3); side 0 = missing right, 1 = missing left
+    gain = (_score(left, l2) + _score(right, l2) - _score(totals, l2)
+            - penalty[:, None, None])  # (n_features, 255, 2)
+    valid = (_candidates_exist(n_bins, missing[:, COUNT] > 0) & allowed[:, None, None]
+             & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
+             & (left[..., H] >= params.min_hessian_in_leaf)
+             & (right[..., H] >= params.min_hessian_in_leaf))  # (n_features, 255, 2)
+    gain = np.where(valid, gain, -np.inf)
+    k = int(np.argmax(gain))
+    if not gain.flat[k] > params.min_gain_to_split:
+        return None
+    f, b, side = np.unravel_index(k, gain.shape)
+    if missing[f, COUNT] > 0:
+        missing_left = side == 1
+    else:
+        missing_left = left[f, b, side, COUNT] >= right[f, b, side, COUNT]
+    return Split(float(gain.flat[k]), int(f), int(b), bool(missing_left))
+
+
+def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray) -> np.ndarray:
+    """Which (feature, bin, side) candidates the rules define: (n_features, 255, 2) bool."""
+    b = np.arange(MISSING_BIN)  # (255,)
+    inner = b < n_bins[:, None] - 1  # (n_features, 255) thresholds between value bins
+    last = (b == n_bins[:, None] - 1) & has_missing[:, None]  # all values left, missing right
+    return np.stack([inner | last, inner & has_missing[:, None]], axis=2)
+
+
+def _score(stats: np.ndarray, l2: float) -> np.ndarray:
+    r""":math:`G^2 / (H + \lambda_2)`, 0 where the denominator is not positive."""
+    g, denominator = stats[..., G], stats[..., H] + l2
+    return np.divide(g * g, denominator, out=np.zeros_like(g), where=denominator > 0)
+
+
+def _leaf_value(g_sum, h_sum, l2):
+    r"""The Newton step :math:`-G / (H + \lambda_2)`, 0 if the denominator is not positive."""
+    return -g_sum / (h_sum + l2) if h_sum + l2 > 0 else 0.0
+
+
+@dataclass
+class _Node:
+    rows: np.ndarray | None  # the node's rows while it is a leaf
+    depth: int
+    totals: np.ndarray  # (3,) G, H, count
+    value: float
+    split: Split | None = None
+    children: tuple = (LEAF, LEAF)
+
+
+def _node(job, rows: np.ndarray, depth: int) -> _Node:
+    totals = np.array([job.gradients[rows].sum(), job.hessians[rows].sum(), len(rows)])
+    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2))
+
+
+def _best_split_of(job, node: _Node, node_id: int) -> Split | None:
+    if node.depth >= job.max_depth:
+        return None
+    hist = build_histogram(job.binned, job.gradients, job.hessians, node.rows)
+    return find_best_split(hist, node.totals, job.n_bins, job.feature_mask[node_id], job.penalty,
+                           job.params, job.min_rows)
+
+
+def _partition(job, rows: np.ndarray, split: Split):
+    """The node's rows going left and right, each in their order in ``rows``."""
+    bins = job.binned[rows, split.feature]  # (n_node_rows,)
+    goes_left = np.where(bins == MISSING_BIN, split.missing_left, bins <= split.bin_threshold)
+    return rows[goes_left], rows[~goes_left]
+
+
+def _as_tree(nodes: list, thresholds: list) -> Tree:
+    split = [n.split for n in nodes]
+    return Tree(
+        feature=[LEAF if s is None else s.feature for s in split],
+        threshold=[0.0 if s is None else _split_threshold(thresholds[s.feature], s.bin_threshold)
+                   for s in split],
+        bin_threshold=[LEAF if s is None else s.bin_threshold for s in split],
+        left=[n.children[0] for n in nodes],
+        right=[n.children[1] for n in nodes],
+        missing=[LEAF if s is None else n.children[0 if s.missing_left else 1]
+                 for n, s in zip(nodes, split)],
+        value=[n.value for n in nodes],
+        gain=[0.0 if s is None else s.gain for s in split],
+        count=[n.totals[COUNT] for n in nodes],
+        hessian_sum=[n.totals[H] for n in nodes],
+    )
+
+
+def _split_threshold(feature_thresholds: np.ndarray, bin_threshold: int) -> float:
+    """The raw threshold of ``bin <= bin_threshold``: ``t_b``, or ``+inf`` for the last value bin."""
+    if bin_threshold < len(feature_thresholds):
+        return float(feature_thresholds[bin_threshold])
+    return np.inf
+
+
+def _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
+                   feature_cost) -> SimpleNamespace:
+    """Validate :func:`grow_tree`'s inputs (shared by both twins); fill the defaults."""
+    if not isinstance(params, TreeParams):
+        raise ParameterError(f"params must be a TreeParams, got {type(params).__name__}")
+    if not isinstance(binned, np.ndarray) or binned.ndim != 2 or binned.dtype != np.uint8:
+        raise ParameterError("binned must be a 2-D uint8 array from apply_bins")
+    n_rows, n_features = binned.shape
+    if len(thresholds) != n_features:
+        raise ParameterError(f"binned has {n_features} features but thresholds has {len(thresholds)}")
+    n_bins = np.array([len(t) + 1 for t in thresholds], dtype=np.int64)  # (n_features,)
+    if np.any(n_bins > MISSING_BIN):
+        raise ParameterError(f"a feature has more than {MISSING_BIN - 1} thresholds")
+    gradients = _per_row("gradients", gradients, n_rows)
+    hessians = _per_row("hessians", hessians, n_rows)
+    rows = _checked_rows(rows, n_rows)
+    n_nodes = 2 * params.max_leaves - 1
+    if feature_mask is None:
+        feature_mask = np.ones((n_nodes, n_features), dtype=bool)
+    feature_mask = np.asarray(feature_mask)
+    if feature_mask.shape != (n_nodes, n_features) or feature_mask.dtype != bool:
+        raise ParameterError(f"feature_mask must be a bool array of shape ({n_nodes}, {n_features}),"
+                             f" got {feature_mask.dtype} {feature_mask.shape}")
+    cost = np.zeros(n_features) if feature_cost is None else np.asarray(feature_cost, dtype=np.float64)
+    if cost.shape != (n_features,) or not np.all(np.isfinite(cost)) or np.any(cost < 0):
+        raise ParameterError(f"feature_cost must be {n_features} finite non-negative numbers")
+    return SimpleNamespace(
+        binned=binned, gradients=gradients, hessians=hessians, thresholds=thresholds,
+        params=params, rows=rows, feature_mask=feature_mask, n_bins=n_bins,
+        penalty=params.cost_lambda * cost,  # (n_features,)
+        min_rows=params.min_rows_in_leaf(len(rows)),
+        max_depth=np.inf if params.max_depth is None else params.max_depth,
+    )
+
+
+def _per_row(name: str, values, n_rows: int) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (n_rows,):
+        raise ParameterError(f"{name} has shape {values.shape}, expected ({n_rows},)")
+    if not np.all(np.isfinite(values)):
+        raise ParameterError(f"{name}[{np.flatnonzero(~np.isfinite(values))[0]}] is not finite")
+    return values
+
+
+def _checked_rows(rows, n_rows: int) -> np.ndarray:
+    if rows is None:
+        rows = np.arange(n_rows, dtype=np.int64)
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or rows.dtype.kind not in "iu" or len(rows) == 0:
+        raise ParameterError(f"rows must be a non-empty 1-D integer array, got {rows.dtype} {rows.shape}")
+    if rows.min() < 0 or rows.max() >= n_rows:
+        raise ParameterError(f"rows must be in [0, {n_rows}), got values in [{rows.min()}, {rows.max()}]")
+    return rows.astype(np.int64)
