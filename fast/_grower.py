@@ -28,19 +28,19 @@ NO_SPLIT = -1
 
 
 @njit(cache=True)
-def grow(binned, gradients, hessians, rows, n_bins, feature_mask, hist_features, penalty,
+def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, hist_features, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, n_threads,
          feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum):
     """Grow one tree into the node arrays; return the number of nodes.
 
-    # IN  binned (n_rows, d) uint8 Fortran; gradients, hessians (n_rows,); rows (m,) int32;
+    # IN  bin_columns, bin_rows (n_rows, d) uint8 bins in Fortran and C order; gradients, hessians (n_rows,); rows (m,) int32;
     #     n_bins (d,); feature_mask (2 * max_leaves - 1, d) bool; hist_features (k,) the
     #     features any node may use; penalty (d,) cost_lambda * feature_cost;
     #     n_threads: numba's thread count (only how work is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0)
     """
     n_nodes_max = 2 * max_leaves - 1
-    m, n_features = len(rows), binned.shape[1]
+    m, n_features = len(rows), bin_columns.shape[1]
     orders = (rows.copy(), np.empty_like(rows))  # the two row buffers
     gh = np.empty((m, 2))  # (m, 2) gathered gradients and hessians of a node
     goes_left = np.empty(m, dtype=np.uint8)
@@ -71,7 +71,7 @@ def grow(binned, gradients, hessians, rows, n_bins, feature_mask, hist_features,
     n_nodes, n_leaves = 1, 1
     if max_leaves > 1 and _may_split(0, depth, count, max_depth, min_rows):
         slot[0] = free_slots.pop()
-        build_into(hist[slot[0]], binned, gradients, hessians, orders[0], 0, m, hist_features, gh,
+        build_into(hist[slot[0]], bin_columns, bin_rows, gradients, hessians, orders[0], 0, m, hist_features, gh,
                    is_const, h0, n_threads)
         _evaluate(0, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
                   min_rows, min_hessian, l2, min_gain, scan_gains, scan_bins, scan_sides,
@@ -89,7 +89,7 @@ def grow(binned, gradients, hessians, rows, n_bins, feature_mask, hist_features,
         else:
             missing_left = c_left >= count[k] - c_left
         lo, hi, src = start[k], stop[k], buf[k]
-        n_left = partition(orders[src], orders[1 - src], lo, hi, binned[:, f], b, missing_left,
+        n_left = partition(orders[src], orders[1 - src], lo, hi, bin_columns[:, f], b, missing_left,
                            goes_left, block_lefts)
         if n_left != c_left:
             raise AssertionError("partition disagrees with the histogram")
@@ -114,7 +114,7 @@ def grow(binned, gradients, hessians, rows, n_bins, feature_mask, hist_features,
         split_large = _may_split(large, depth, count, max_depth, min_rows)
         if split_large:
             s = free_slots.pop()
-            build_into(hist[s], binned, gradients, hessians, orders[1 - src], start[small],
+            build_into(hist[s], bin_columns, bin_rows, gradients, hessians, orders[1 - src], start[small],
                        stop[small], hist_features, gh, is_const, h0, n_threads)
             subtract_into(hist[parent_slot], hist[s], hist_features)
             slot[large] = parent_slot
@@ -123,7 +123,7 @@ def grow(binned, gradients, hessians, rows, n_bins, feature_mask, hist_features,
             else:
                 free_slots.append(s)
         elif split_small:
-            build_into(hist[parent_slot], binned, gradients, hessians, orders[1 - src], start[small],
+            build_into(hist[parent_slot], bin_columns, bin_rows, gradients, hessians, orders[1 - src], start[small],
                        stop[small], hist_features, gh, is_const, h0, n_threads)
             slot[small] = parent_slot
         else:

@@ -3,16 +3,21 @@ r"""Histogram kernels of the fast tree grower: per-feature sums of gradients, he
 A node's rows are the contiguous segment ``order[start:stop]`` of the row
 partition buffer (LightGBM's DataPartition). Building its histogram::
 
-    gather      prange over rows       gh[i] = (g[order[i]], h[order[i]])      O(n_node)
-    accumulate  prange over features   for each block of 4096 positions:       O(n_node * d)
-                                         for each feature f of the thread:
-                                           hist[f, bins[order[i], f]] += (gh[i], 1)
+    gather      prange over rows       gh[i] = (g[order[i]], h[order[i]])        O(n_node)
+    accumulate  prange over features   each task sums its own features            O(n_node * d)
 
-Each feature's slots are summed by one thread, in row order, so the result does
-not depend on the thread count. Gathering the node's gradients once, and walking
-the rows in blocks that stay in cache while every feature of the thread reads
-them, is what makes the pass memory-friendly (``binned`` in Fortran order: each
-feature's bins are one contiguous column).
+Each feature's slots are summed by one task, in row order, so the result does
+not depend on the thread count. The accumulation reads the bins in one of two
+layouts, whichever costs fewer cache misses for the node:
+
+* dense nodes (at least ``1 / SPARSE_RATIO`` of the rows; the root): the
+  Fortran-ordered bins, four features per pass over a block of rows, the four
+  histograms staying in L1 (and four independent update chains, so runs of equal
+  bins do not stall the loop);
+* sparse nodes (deep in the tree, rows scattered over the data set): the
+  row-major copy. A column read would cost one cache miss per row and feature;
+  here a block of rows is first gathered into a small buffer (independent loads,
+  many in flight), then summed from it.
 
 When every hessian of the tree equals one value :math:`h_0` (squared error: 1),
 only gradients and counts are summed and the hessian slot is ``count * h0``
@@ -27,7 +32,10 @@ import numpy as np
 from numba import njit, prange
 
 N_SLOTS = 256  # value bins 0..254 and MISSING_BIN
-ROW_BLOCK = 4096  # positions per block of the accumulation pass
+SLOT_SIZE = 3 * N_SLOTS  # [g, h, count] per slot: one feature's histogram, flattened
+ROW_BLOCK = 4096  # positions per block of the column pass
+GATHER_ROWS = 256  # rows per gathered block of the row pass
+SPARSE_RATIO = 16  # a node with fewer than n_rows / SPARSE_RATIO rows uses the row-major bins
 PARALLEL_WORK = 1 << 16  # rows x features below which a histogram is built on the calling thread
 
 
@@ -42,36 +50,39 @@ def constant_hessian(hessians, order):
 
 
 @njit(cache=True)
-def build_into(hist, binned, gradients, hessians, order, start, stop, features, gh,
+def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, features, gh,
                hessian_is_constant, h0, n_threads):
     """Overwrite ``hist[f]`` for ``f`` in ``features`` with the sums over ``order[start:stop]``.
 
     Small nodes (under ``PARALLEL_WORK`` row-features) are built on the calling
     thread: waking the pool would cost more than the work.
 
-    # IN  binned (n_rows, d) uint8; gradients, hessians (n_rows,); order (m,) row ids;
-    #     features (k,) int64 sorted; n_threads: tasks to cut the features into
-    # OUT hist (d, 256, 3) float64 (only the listed features are written)
+    # IN  bin_columns (n_rows, d) uint8 Fortran order; bin_rows the same bins in C order;
+    #     gradients, hessians (n_rows,); order (m,) row ids; features (k,) sorted;
+    #     n_threads: tasks to cut the features into
+    # OUT hist (d, 256, 3) float64 C order (only the listed features are written)
     # BUF gh (m, 2) float64, positions [start, stop) are overwritten
     """
     n_tasks = max(1, min(n_threads, len(features)))
+    sparse = (stop - start) * SPARSE_RATIO < bin_columns.shape[0]
     if n_tasks == 1 or (stop - start) * len(features) < PARALLEL_WORK:
         for i in range(start, stop):
             _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
-        _build_task(0, 1, hist, binned, order, start, stop, features, gh, hessian_is_constant, h0)
+        _build_task(0, 1, hist, bin_columns, bin_rows, sparse, order, start, stop, features, gh,
+                    hessian_is_constant, h0)
     else:
-        _build_parallel(hist, binned, gradients, hessians, order, start, stop, features, gh,
-                        hessian_is_constant, h0, n_tasks)
+        _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, order, start, stop,
+                        features, gh, hessian_is_constant, h0, n_tasks)
 
 
 @njit(parallel=True, cache=True)
-def _build_parallel(hist, binned, gradients, hessians, order, start, stop, features, gh,
-                    hessian_is_constant, h0, n_tasks):
+def _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, order, start, stop,
+                    features, gh, hessian_is_constant, h0, n_tasks):
     for i in prange(start, stop):
         _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
     for task in prange(n_tasks):
-        _build_task(task, n_tasks, hist, binned, order, start, stop, features, gh,
-                    hessian_is_constant, h0)
+        _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, features,
+                    gh, hessian_is_constant, h0)
 
 
 @njit(cache=True, inline="always")
@@ -82,20 +93,22 @@ def _gather(gh, i, row, gradients, hessians, hessian_is_constant):
 
 
 @njit(cache=True)
-def _build_task(task, n_tasks, hist, binned, order, start, stop, features, gh, hessian_is_constant,
-                h0):
-    """One task's share of the features: zero, accumulate block by block, fill constant hessians."""
-    first, last = _task_features(task, n_tasks, len(features))
+def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, features,
+                gh, hessian_is_constant, h0):
+    """One task's share of the features (equal contiguous shares): zero, sum, fill constant hessians."""
+    first = task * len(features) // n_tasks
+    last = (task + 1) * len(features) // n_tasks
     for j in range(first, last):
         hist[features[j]] = 0.0
-    for block_start in range(start, stop, ROW_BLOCK):
-        block_stop = min(stop, block_start + ROW_BLOCK)
-        for j in range(first, last):
-            f = features[j]
-            if hessian_is_constant:
-                _accumulate_gradients(hist[f], binned[:, f], order, gh, block_start, block_stop)
-            else:
-                _accumulate(hist[f], binned[:, f], order, gh, block_start, block_stop)
+    flat = hist.reshape(hist.size)  # (d * 768,) feature f at f * SLOT_SIZE
+    gh_flat = gh.reshape(gh.size)  # (2 m,) g and h interleaved
+    with_hessians = not hessian_is_constant
+    if sparse:
+        _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, features, first, last,
+                        with_hessians)
+    else:
+        _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, features, first, last,
+                           with_hessians)
     if hessian_is_constant:
         for j in range(first, last):
             f = features[j]
@@ -103,29 +116,75 @@ def _build_task(task, n_tasks, hist, binned, order, start, stop, features, gh, h
                 hist[f, b, 1] = hist[f, b, 2] * h0
 
 
-@njit(cache=True, inline="always")
-def _task_features(task, n_tasks, n_features):
-    """The range of feature list entries of one task: equal contiguous shares."""
-    return task * n_features // n_tasks, (task + 1) * n_features // n_tasks
+# The inner loops index with unsigned integers: numba then emits no negative-index
+# wraparound, which otherwise costs more than the additions themselves.
+_1, _2, _3 = np.uint64(1), np.uint64(2), np.uint64(3)
 
 
 @njit(cache=True, inline="always")
-def _accumulate(slots, column, order, gh, start, stop):
-    # IN column (n_rows,) uint8 bins of one feature; OUT slots (256, 3) += sums
-    for i in range(start, stop):
-        b = column[order[i]]
-        slots[b, 0] += gh[i, 0]
-        slots[b, 1] += gh[i, 1]
-        slots[b, 2] += 1.0
+def _add(flat, base, b, g, h, with_hessians):
+    """``hist[f, b] += (g, h, 1)`` with ``base = f * SLOT_SIZE``."""
+    at = np.uint64(base) + np.uint64(b) * _3
+    flat[at] += g
+    if with_hessians:
+        flat[at + _1] += h
+    flat[at + _2] += 1.0
 
 
-@njit(cache=True, inline="always")
-def _accumulate_gradients(slots, column, order, gh, start, stop):
-    # IN column (n_rows,) uint8 bins of one feature; OUT slots (256, 3) += gradient sums, counts
-    for i in range(start, stop):
-        b = column[order[i]]
-        slots[b, 0] += gh[i, 0]
-        slots[b, 2] += 1.0
+@njit(cache=True)
+def _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, features, first, last,
+                       with_hessians):
+    """Dense nodes: per block of rows, four features per pass over the block."""
+    for block_start in range(start, stop, ROW_BLOCK):
+        block_stop = min(stop, block_start + ROW_BLOCK)
+        j = first
+        while j + 4 <= last:
+            _sum_four_columns(flat, bin_columns, order, gh_flat, block_start, block_stop,
+                              features[j], features[j + 1], features[j + 2], features[j + 3],
+                              with_hessians)
+            j += 4
+        for j in range(j, last):
+            f = features[j]
+            column = bin_columns[:, f]
+            for i in range(np.uint64(block_start), np.uint64(block_stop)):
+                _add(flat, f * SLOT_SIZE, column[np.uint64(order[i])], gh_flat[i << _1],
+                     gh_flat[(i << _1) + _1], with_hessians)
+
+
+@njit(cache=True)
+def _sum_four_columns(flat, bin_columns, order, gh_flat, start, stop, f0, f1, f2, f3,
+                      with_hessians):
+    # IN bin_columns[:, f0..f3] (n_rows,) uint8; OUT their histograms in flat
+    c0, c1, c2, c3 = bin_columns[:, f0], bin_columns[:, f1], bin_columns[:, f2], bin_columns[:, f3]
+    for i in range(np.uint64(start), np.uint64(stop)):
+        row = np.uint64(order[i])
+        g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
+        _add(flat, f0 * SLOT_SIZE, c0[row], g, h, with_hessians)
+        _add(flat, f1 * SLOT_SIZE, c1[row], g, h, with_hessians)
+        _add(flat, f2 * SLOT_SIZE, c2[row], g, h, with_hessians)
+        _add(flat, f3 * SLOT_SIZE, c3[row], g, h, with_hessians)
+
+
+@njit(cache=True)
+def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, features, first, last,
+                    with_hessians):
+    """Sparse nodes: gather a block of rows' bins (features[first:last]), then sum from the buffer."""
+    width = last - first
+    block = np.empty(GATHER_ROWS * width, dtype=np.uint8)  # (GATHER_ROWS, width) row-major
+    for block_start in range(start, stop, GATHER_ROWS):
+        block_stop = min(stop, block_start + GATHER_ROWS)
+        k = 0
+        for i in range(block_start, block_stop):
+            row_bins = bin_rows[order[i]]  # (d,)
+            for j in range(first, last):
+                block[k] = row_bins[features[j]]
+                k += 1
+        k = np.uint64(0)
+        for i in range(np.uint64(block_start), np.uint64(block_stop)):
+            g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
+            for j in range(first, last):
+                _add(flat, features[j] * SLOT_SIZE, block[k], g, h, with_hessians)
+                k += _1
 
 
 @njit(cache=True)

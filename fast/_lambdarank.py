@@ -152,7 +152,10 @@ def ndcg_deltas(work, a, n, inv_ideal):
 
 @njit(cache=True, error_model="numpy")
 def map_deltas(work, a, n, inv_relevant):
-    r"""DELTA[b] = $|\Delta \mathrm{AP}|$ (W0 = relevant, W1 = relevant above, W2 = 1/(t+1), W3 = rel/(u+1) above)."""
+    r"""DELTA[b] = $|\Delta \mathrm{AP}|$.
+
+    W0 = relevant, W1 = relevant above, W2 = 1/(t+1), W3 = sum of rel/(u+1) above.
+    """
     relevant_a, above_a, inv_rank_a, reciprocal_a = work[W0, a], work[W1, a], work[W2, a], work[W3, a]
     relevant, relevant_above = _tail(work, W0, a, n), _tail(work, W1, a, n)
     inv_rank, reciprocal_above, delta = _tail(work, W2, a, n), _tail(work, W3, a, n), _tail(work, DELTA, a, n)

@@ -90,7 +90,7 @@ def _append_new(out, k, value):
 def apply_bins(X, thresholds: list) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.binning.apply_bins`.
 
-    Returns the bins in Fortran order (each feature contiguous); one block of
+    Returns the bins in Fortran order (each feature contiguous), read-only; one block of
     ``_ROW_BLOCK`` rows per task, an eight-step binary search per value over the
     thresholds padded with ``+inf`` to 255 slots.
     """
@@ -101,6 +101,7 @@ def apply_bins(X, thresholds: list) -> np.ndarray:
         table[j, :len(t)] = t
     binned = np.empty(X.shape, dtype=np.uint8, order="F")  # (n_rows, n_features)
     _apply_bins(X, table, binned)
+    binned.flags.writeable = False  # the tree grower caches a row-major copy (fast/_layout.py)
     return binned
 
 

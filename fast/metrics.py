@@ -5,7 +5,9 @@ input checks (``prepare``), the convention's gains, discounts, relevance and ERR
 (computed once per call with NumPy and handed to the kernels), metric names and
 :func:`evaluate`'s averaging. What differs is how rows are ranked and summed: a
 per-query merge sort and a ``prange`` over queries (``_metrics_kernels``), O(n log n)
-time and no ``(n_queries, largest query)`` matrix.
+time and no ``(n_queries, largest query)`` matrix. Inputs of fewer than
+:data:`PARALLEL_MIN_ROWS` rows run the same kernels as a plain loop, because starting
+threads costs more than scoring a small validation set.
 """
 from __future__ import annotations
 
@@ -20,11 +22,13 @@ from twinrank.reference.errors import ParameterError
 
 from . import _metrics_kernels as kernels
 
+PARALLEL_MIN_ROWS = 20_000  # below this many rows the kernels loop over queries on one thread
+
 __all__ = [
     "Convention", "CONVENTIONS", "DEFAULT_CONVENTION", "Metric", "Prepared", "get_convention", "gain", "discount",
     "relevant", "err_grades", "doc_ids_from_comments", "prepare", "check_k", "parse_metric",
     "dcg", "ndcg", "mean_ndcg", "average_precision", "precision", "err", "reciprocal_rank",
-    "auc", "pauc", "rmse", "rmse_per_query", "metric_by_name", "evaluate",
+    "auc", "pauc", "rmse", "rmse_per_query", "metric_by_name", "evaluate", "PARALLEL_MIN_ROWS",
 ]
 
 
@@ -33,12 +37,16 @@ def _ranked(y, scores, query_offsets, convention, doc_ids):
     p = prepare(y, scores, query_offsets, convention, doc_ids)
     use_keys = p.tie_keys is not None
     keys = p.tie_keys if use_keys else np.empty(0, np.int64)
-    return p, kernels.ranked_rows(p.scores, keys, use_keys, p.query_offsets)
+    return p, kernels.ranked_rows(p.scores, keys, use_keys, p.query_offsets, _parallel(p.y))
 
 
 def _ideal(gains, p):
     """Row ids of every query by descending gain (the ideal ranking)."""
-    return kernels.ranked_rows(gains, np.empty(0, np.int64), False, p.query_offsets)
+    return kernels.ranked_rows(gains, np.empty(0, np.int64), False, p.query_offsets, _parallel(gains))
+
+
+def _parallel(rows) -> bool:
+    return len(rows) >= PARALLEL_MIN_ROWS
 
 
 def _discounts(p):
@@ -56,7 +64,7 @@ def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_
     """Numba-parallel twin of `twinrank.reference.metrics.dcg`."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return kernels.dcg_kernel(gain(p.y, p.convention), order, p.query_offsets, _discounts(p), k)
+    return kernels.dcg_kernel(gain(p.y, p.convention), order, p.query_offsets, _discounts(p), k, _parallel(p.y))
 
 
 def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
@@ -66,7 +74,7 @@ def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc
     g = gain(p.y, p.convention)
     c = p.convention
     return kernels.ndcg_kernel(g, order, _ideal(g, p), p.query_offsets, _discounts(p), k,
-                               c.ndcg_k_beyond_n == "zero", c.no_relevant_value)
+                               c.ndcg_k_beyond_n == "zero", c.no_relevant_value, _parallel(p.y))
 
 
 def mean_ndcg(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
@@ -74,7 +82,7 @@ def mean_ndcg(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_id
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     g = gain(p.y, p.convention)
     return kernels.mean_ndcg_kernel(g, order, _ideal(g, p), p.query_offsets, _discounts(p),
-                                    p.convention.no_relevant_value)
+                                    p.convention.no_relevant_value, _parallel(p.y))
 
 
 def average_precision(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION,
@@ -84,7 +92,7 @@ def average_precision(y, scores, query_offsets, *, k=None, convention=DEFAULT_CO
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     c = p.convention
     return kernels.average_precision_kernel(relevant(p.y, c), order, p.query_offsets, k,
-                                            c.ap_normalizer == "min_k_relevant", c.no_relevant_value)
+                                            c.ap_normalizer == "min_k_relevant", c.no_relevant_value, _parallel(p.y))
 
 
 def precision(y, scores, query_offsets, k, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
@@ -94,14 +102,14 @@ def precision(y, scores, query_offsets, k, *, convention=DEFAULT_CONVENTION, doc
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     return kernels.precision_kernel(relevant(p.y, p.convention), order, p.query_offsets, k,
-                                    p.convention.precision_k_beyond_n == "n")
+                                    p.convention.precision_k_beyond_n == "n", _parallel(p.y))
 
 
 def err(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.err` (O(n) memory)."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return kernels.err_kernel(err_grades(p.y, p.convention), order, p.query_offsets, k)
+    return kernels.err_kernel(err_grades(p.y, p.convention), order, p.query_offsets, k, _parallel(p.y))
 
 
 def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION,
@@ -109,14 +117,14 @@ def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONV
     """Numba-parallel twin of `twinrank.reference.metrics.reciprocal_rank`."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return kernels.reciprocal_rank_kernel(relevant(p.y, p.convention), order, p.query_offsets, k)
+    return kernels.reciprocal_rank_kernel(relevant(p.y, p.convention), order, p.query_offsets, k, _parallel(p.y))
 
 
 def auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.auc`."""
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     return kernels.auc_kernel(relevant(p.y, p.convention), order, p.query_offsets,
-                              p.convention.no_relevant_value)
+                              p.convention.no_relevant_value, _parallel(p.y))
 
 
 def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
@@ -125,7 +133,7 @@ def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc
         raise ParameterError(f"pauc's p must be in (0, 1], got {p!r}")
     prep, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     return kernels.pauc_kernel(relevant(prep.y, prep.convention), order, prep.query_offsets, float(p),
-                               prep.convention.no_relevant_value)
+                               prep.convention.no_relevant_value, _parallel(prep.y))
 
 
 def rmse(y, scores) -> float:
@@ -133,13 +141,13 @@ def rmse(y, scores) -> float:
     y, scores = np.asarray(y, dtype=np.float64), np.asarray(scores, dtype=np.float64)
     if y.shape != scores.shape or y.ndim != 1 or len(y) == 0:
         raise ParameterError(f"rmse needs non-empty 1-D y and scores of one length, got {y.shape} and {scores.shape}")
-    return float(np.sqrt(np.sum(kernels.squared_errors(y, scores)) / len(y)))
+    return float(np.sqrt(np.sum(kernels.squared_errors(y, scores, _parallel(y))) / len(y)))
 
 
 def rmse_per_query(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.rmse_per_query`."""
     p = prepare(y, scores, query_offsets, DEFAULT_CONVENTION)
-    return kernels.rmse_per_query_kernel(p.y, p.scores, p.query_offsets)
+    return kernels.rmse_per_query_kernel(p.y, p.scores, p.query_offsets, _parallel(p.y))
 
 
 _FUNCTIONS = {f.__name__: f for f in (dcg, ndcg, mean_ndcg, average_precision, precision, err,

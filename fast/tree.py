@@ -19,6 +19,7 @@ from twinrank.reference.params import TreeParams
 from twinrank.reference.tree import Split, _checked_inputs, _split_threshold
 
 from ._grower import grow
+from ._layout import bin_layouts
 from ._histogram import N_SLOTS, build_into, constant_hessian
 from ._split import best_split, left_stats
 
@@ -31,16 +32,17 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
               feature_mask=None, feature_cost=None) -> Tree:
     """Numba-parallel twin of `twinrank.reference.tree.grow_tree`.
 
-    ``binned`` in Fortran order (as ``twinrank.fast.binning.apply_bins`` returns it)
-    is used in place; any other layout is copied to Fortran order first. Histograms
-    are built only for the features some node may use (``feature_mask.any(axis=0)``).
+    Reads the bins in two layouts (``_layout``): pass the read-only Fortran-ordered
+    bins of ``twinrank.fast.binning.apply_bins`` to have the row-major copy made once;
+    any other array is copied on every call. Histograms are built only for the
+    features some node may use (``feature_mask.any(axis=0)``).
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)
     n_nodes_max = 2 * params.max_leaves - 1
     nodes = _leaf_arrays(n_nodes_max)
     n_nodes = grow(
-        np.asfortranarray(job.binned), np.ascontiguousarray(job.gradients),
+        *bin_layouts(job.binned), np.ascontiguousarray(job.gradients),
         np.ascontiguousarray(job.hessians), _row_ids(job.rows, job.binned.shape[0]), job.n_bins,
         np.ascontiguousarray(job.feature_mask), np.flatnonzero(job.feature_mask.any(axis=0)),
         job.penalty, params.max_leaves,
@@ -79,13 +81,13 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     Parallel over features; with all hessians equal, the hessian slots are
     ``count * h0`` (exact whenever the reference's sums are).
     """
-    binned = np.asfortranarray(binned)
+    columns, by_row = bin_layouts(binned)
     rows = _row_ids(np.asarray(rows), binned.shape[0])
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
     hist = np.empty((binned.shape[1], N_SLOTS, 3))  # (n_features, 256, 3)
     is_const, h0 = constant_hessian(hessians, rows) if len(rows) else (False, 0.0)
-    build_into(hist, binned, gradients, hessians, rows, 0, len(rows),
+    build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
                np.arange(binned.shape[1]), np.empty((len(rows), 2)), is_const, h0,
                numba.get_num_threads())
     return hist

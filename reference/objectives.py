@@ -26,6 +26,8 @@ score, ties broken by input order (a stable sort; DESIGN.md), see :func:`rank_or
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .errors import ParameterError
@@ -80,39 +82,51 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
 
     Parameters
     ----------
-    y : array of float, shape (n_rows,); graded relevance labels, finite and >= 0
-    scores : array of float, shape (n_rows,); current model scores, finite
-    query_offsets : array of int, shape (n_queries + 1,); query ``q`` owns rows
-        ``query_offsets[q]:query_offsets[q + 1]``
-    metric : ``"ndcg"`` (default), ``"map"`` or ``"err"``; the $Z$ of $|\Delta Z_{ij}|$:
+    y : array of float, shape (n_rows,)
+        Graded relevance labels, finite and >= 0.
+    scores : array of float, shape (n_rows,)
+        The current model scores, finite.
+    query_offsets : array of int, shape (n_queries + 1,)
+        Query ``q`` owns rows ``query_offsets[q]:query_offsets[q + 1]``.
+    metric : {"ndcg", "map", "err"}
+        The target metric $Z$ of $|\Delta Z_{ij}|$:
 
         * ``"ndcg"``: NDCG@k, $\mathrm{DCG@k} = \sum_{r \le k} G(y_{(r)}) / \log_2(1 + r)$
           divided by the ideal DCG@k of the query; $G(l) = 2^l - 1$ (``gain="exp2"``)
           or $G(l) = l$ (``"linear"``). $|\Delta Z_{ij}| = |G_i - G_j|\,|D_i - D_j| / \mathrm{IDCG@k}$
-          with $D = 1/\log_2(1 + r)$ for $r \le k$ and $0$ beyond.
+          with $D = 1/\log_2(1 + r)$ for ranks $r \le k$ and $0$ beyond.
         * ``"map"``: average precision, relevant means $y > 0$, divided by the number of
-          relevant documents of the query (no cutoff; ``k`` must be None).
+          relevant documents of the query (no cutoff: ``k`` must be None).
         * ``"err"``: ERR@k (Chapelle, Metzler, Zhang & Grinspan 2009),
           $\sum_{r \le k} \frac{R_{(r)}}{r} \prod_{m < r} (1 - R_{(m)})$ with
           $R(l) = (2^l - 1) / 2^{l_{\max}}$, $l_{\max}$ the largest label in the whole ``y``.
           $|\Delta Z_{ij}|$ is exact and O(1) per pair after O(n) prefix products.
-    k : int >= 1 or None; the metric's cutoff, None = the whole list (k > n = the whole list)
-    sigma : float > 0; the RankNet sigmoid's steepness (LightGBM ``sigmoid``)
-    truncation : int >= 1 or None; keep only pairs with at least one document ranked
-        within the top ``truncation`` positions (LightGBM ``lambdarank_truncation_level``,
-        but see ``docs/lambdas.md``: LightGBM also cuts the ideal DCG there)
-    gain : ``"exp2"`` or ``"linear"``; NDCG's gain (only for ``metric="ndcg"``)
-    normalize : bool; LightGBM's ``lambdarank_norm=True``: when the scores of a query are
-        not all equal, $|\Delta Z_{ij}|$ is divided by $0.01 + |s_i - s_j|$; then the
-        query's $g$ and $h$ are scaled by $\log_2(1 + S) / S$, $S = 2 \sum_{\text{pairs}} \lambda_{ij}$
-    queries : array of int or None; the query indices to compute (unique); the rows of
-        the other queries get $g = h = 0$ (query subsampling). None = all queries.
+    k : int >= 1 or None
+        The metric's cutoff; None (and any k above a query's length) means the whole list.
+    sigma : float > 0
+        The steepness $\sigma$ of RankNet's sigmoid (LightGBM ``sigmoid``).
+    truncation : int >= 1 or None
+        Keep only the pairs with at least one document ranked within the top
+        ``truncation`` positions (LightGBM ``lambdarank_truncation_level``; LightGBM also
+        cuts the ideal DCG there, see ``docs/lambdas.md``). None keeps every pair.
+    gain : {"exp2", "linear"}
+        NDCG's gain, for ``metric="ndcg"`` only.
+    normalize : bool
+        LightGBM's ``lambdarank_norm=True``: when the scores of a query are not all
+        equal, $|\Delta Z_{ij}|$ is divided by $0.01 + |s_i - s_j|$; then the query's
+        $g$ and $h$ are scaled by $\log_2(1 + S) / S$, $S = 2 \sum_{\text{pairs}} \lambda_{ij}$.
+    queries : array of int or None
+        The indices of the queries to compute, each at most once; the rows of the other
+        queries get $g = h = 0$ (query subsampling). None computes every query.
 
     Returns
     -------
-    g, h : ndarray of float64, shape (n_rows,). $\sum g = 0$ over each query.
-        A query with fewer than two documents, with one label only, with ideal DCG 0
-        (``"ndcg"``) or without relevant document (``"map"``) gets $g = h = 0$.
+    g : ndarray of float64, shape (n_rows,)
+        $-\lambda$; it sums to 0 over each query.
+    h : ndarray of float64, shape (n_rows,)
+        The second derivatives, >= 0. A query with fewer than two documents, with one
+        label only, with ideal DCG 0 (``"ndcg"``) or without a relevant document
+        (``"map"``) gets $g = h = 0$.
 
     Notes
     -----
@@ -123,15 +137,15 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     """
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
-    delta_z = _DELTA_Z[metric]
-    options = {"ndcg": {"k": k, "gain": gain}, "map": {}, "err": {"k": k, "l_max": y.max(initial=0.0)}}[metric]
+    delta_z = {"ndcg": partial(_delta_ndcg, k=k, gain=gain), "map": _delta_map,
+               "err": partial(_delta_err, k=k, l_max=y.max(initial=0.0))}[metric]
     order = rank_order(scores, query_offsets)  # (n_rows,)
     g, h = np.zeros_like(scores), np.zeros_like(scores)
     for q in queries:
         rows = order[query_offsets[q]:query_offsets[q + 1]]  # (n,) rows of query q, best first
         if len(rows) < 2:
             continue
-        delta = delta_z(y[rows], **options)  # (n, n) |Delta Z| between positions
+        delta = delta_z(y[rows])  # (n, n) |Delta Z| of swapping two positions
         lambdas, hessians = _ranked_lambdas(y[rows], scores[rows], delta, sigma, truncation, normalize)
         g[rows], h[rows] = -lambdas, hessians
     return g, h
@@ -233,9 +247,6 @@ def _delta_err(labels, k=None, l_max=None):
     return _symmetric_upper(delta)
 
 
-_DELTA_Z = {"ndcg": _delta_ndcg, "map": _delta_map, "err": _delta_err}
-
-
 def _discounts(n, k):
     """NDCG@k discounts of positions 0..n-1: 1/log2(2 + t) for t < k, 0 beyond."""
     t = np.arange(n)
@@ -269,26 +280,28 @@ def _check_pointwise(y, scores):
     y = np.ascontiguousarray(y, dtype=np.float64)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     if y.ndim != 1 or scores.shape != y.shape:
-        raise ParameterError(f"y and scores must be 1-D of one length, got shapes {y.shape} and {scores.shape}")
-    for name, arr in (("y", y), ("scores", scores)):
-        if not np.all(np.isfinite(arr)):
-            raise ParameterError(f"{name}[{np.flatnonzero(~np.isfinite(arr))[0]}] is not finite")
+        raise ParameterError(f"y and scores must be 1-D of one length, got shapes {y.shape}, {scores.shape}")
+    for name, values in (("y", y), ("scores", scores)):
+        bad = np.flatnonzero(~np.isfinite(values))  # (n_bad,)
+        if len(bad):
+            raise ParameterError(f"{name}[{bad[0]}] is not finite")
     return y, scores
 
 
 def _check_logistic(y, scores):
     y, scores = _check_pointwise(y, scores)
-    outside = np.flatnonzero((y < 0) | (y > 1))  # (n_bad,)
-    if len(outside):
-        raise ParameterError(f"logistic labels must be in [0, 1], got y[{outside[0]}] = {y[outside[0]]}")
+    bad = np.flatnonzero((y < 0) | (y > 1))  # (n_bad,)
+    if len(bad):
+        raise ParameterError(f"logistic labels must be in [0, 1], got y[{bad[0]}] = {y[bad[0]]}")
     return y, scores
 
 
 def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
     """Validate the arguments of ``lambdarank``; shared by both twins, so both reject the same input."""
     y, scores = _check_pointwise(y, scores)
-    if np.any(y < 0):
-        raise ParameterError(f"lambdarank labels must be >= 0, got y[{np.flatnonzero(y < 0)[0]}] = {y[y < 0][0]}")
+    bad = np.flatnonzero(y < 0)  # (n_bad,)
+    if len(bad):
+        raise ParameterError(f"lambdarank labels must be >= 0, got y[{bad[0]}] = {y[bad[0]]}")
     if metric not in METRICS:
         raise ParameterError(f"metric must be one of {METRICS}, got {metric!r}")
     if gain not in GAINS:
@@ -313,7 +326,8 @@ def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, ga
 def _check_offsets(query_offsets, n_rows):
     offsets = np.asarray(query_offsets)
     if offsets.ndim != 1 or len(offsets) < 1 or not np.issubdtype(offsets.dtype, np.integer):
-        raise ParameterError(f"query_offsets must be a 1-D integer array, got {offsets.dtype} of shape {offsets.shape}")
+        raise ParameterError(
+            f"query_offsets must be a 1-D integer array, got {offsets.dtype} of shape {offsets.shape}")
     if offsets[0] != 0 or offsets[-1] != n_rows or np.any(np.diff(offsets) < 0):
         raise ParameterError(f"query_offsets must start at 0, end at n_rows={n_rows} and never decrease")
     return np.ascontiguousarray(offsets, dtype=np.int64)
@@ -324,10 +338,12 @@ def _check_queries(queries, n_queries):
         return np.arange(n_queries, dtype=np.int64)
     queries = np.asarray(queries)
     if queries.ndim != 1 or (queries.size and not np.issubdtype(queries.dtype, np.integer)):
-        raise ParameterError(f"queries must be a 1-D integer array, got {queries.dtype} of shape {queries.shape}")
+        raise ParameterError(
+            f"queries must be a 1-D integer array, got {queries.dtype} of shape {queries.shape}")
     queries = np.ascontiguousarray(queries, dtype=np.int64)
-    if np.any((queries < 0) | (queries >= n_queries)):
-        raise ParameterError(f"queries must be indices in [0, {n_queries}), got {queries[(queries < 0) | (queries >= n_queries)][0]}")
+    bad = np.flatnonzero((queries < 0) | (queries >= n_queries))  # (n_bad,)
+    if len(bad):
+        raise ParameterError(f"queries must be indices in [0, {n_queries}), got {queries[bad[0]]}")
     if len(np.unique(queries)) != len(queries):
         raise ParameterError("queries must not repeat a query index")
     return queries

@@ -29,9 +29,13 @@ def same_structure(a: Ensemble, b: Ensemble):
     {"target": "err@5", "truncation": 4},
 ])
 def test_both_twins_grow_the_same_trees(options):
-    train = ranking_data(seed=1, missing=0.1, levels=9)
-    ref = ref_lm.LambdaMART(**SMALL, **options).fit(train)
-    fast = fast_lm.LambdaMART(**SMALL, **options).fit(train)
+    # Continuous features and large leaves: two features that cut a node into the same two row
+    # sets tie exactly in exact arithmetic, and which one wins then hangs on the last bit of the
+    # lambdas (summed in another order by each twin). Such near-ties are unlikely here.
+    train = ranking_data(seed=1, n_queries=40, max_docs=30, missing=0.1)
+    params = dict(SMALL, min_samples_leaf=10)
+    ref = ref_lm.LambdaMART(**params, **options).fit(train)
+    fast = fast_lm.LambdaMART(**params, **options).fit(train)
     same_structure(ref.model_, fast.model_)
     np.testing.assert_allclose(ref.predict(train), fast.predict(train), rtol=1e-9, atol=1e-12)
 

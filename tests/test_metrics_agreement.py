@@ -2,11 +2,14 @@
 
 Both twins add the same terms in the same (rank) order from the same gains and
 discounts, so they must agree bit for bit, on copies of the inputs, whatever the
-number of threads.
+number of threads, on the fast twin's parallel path and on its one-thread path
+(``PARALLEL_MIN_ROWS``, forced here both ways).
 """
+import contextlib
+
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from twinrank.fast import metrics as fast
 from twinrank.fast._threads import threads
@@ -15,6 +18,17 @@ from twinrank.reference import metrics as ref
 NAMES = ["ndcg", "ndcg@1", "ndcg@3", "ndcg@8", "dcg", "dcg@2", "map", "map@2", "p@1", "p@3", "p@8",
          "err", "err@2", "rr", "rr@2", "auc", "pauc", "pauc@0.3", "pauc@1", "meanndcg", "rmse"]
 PRESETS = sorted(ref.CONVENTIONS)
+
+
+@contextlib.contextmanager
+def fast_path(parallel: bool):
+    """Force the fast twin's prange loops (or its plain loops) whatever the input size."""
+    old = fast.PARALLEL_MIN_ROWS
+    fast.PARALLEL_MIN_ROWS = 0 if parallel else 10**12
+    try:
+        yield
+    finally:
+        fast.PARALLEL_MIN_ROWS = old
 
 
 @st.composite
@@ -49,15 +63,16 @@ def test_every_metric_agrees_bit_for_bit(convention, data):
         np.testing.assert_array_equal(before, after)
 
 
-@given(data=ranked_queries(max_queries=40, max_docs=30))
-def test_fast_metrics_do_not_depend_on_the_thread_count(data):
+@settings(max_examples=20)  # each example starts threads 2 x 21 times
+@given(data=ranked_queries(max_queries=40, max_docs=30), convention=st.sampled_from(PRESETS))
+def test_prange_path_agrees_whatever_the_thread_count(data, convention):
     y, scores, offsets, doc_ids = data
-    with threads(1):
-        one = fast.evaluate(NAMES, y, scores, offsets, convention="trec", doc_ids=doc_ids, per_query=True)
-    with threads(2):
-        two = fast.evaluate(NAMES, y, scores, offsets, convention="trec", doc_ids=doc_ids, per_query=True)
-    for name in NAMES:
-        np.testing.assert_array_equal(one[name], two[name])
+    expected = ref.evaluate(NAMES, y, scores, offsets, convention=convention, doc_ids=doc_ids, per_query=True)
+    for n_threads in (1, 2):
+        with fast_path(parallel=True), threads(n_threads):
+            got = fast.evaluate(NAMES, y, scores, offsets, convention=convention, doc_ids=doc_ids, per_query=True)
+        for name in NAMES:
+            np.testing.assert_array_equal(got[name], expected[name], err_msg=f"{name}, {n_threads} threads")
 
 
 def test_fast_reexports_the_shared_conventions():
@@ -74,8 +89,10 @@ def test_large_queries_agree_with_float_scores():
     y = rng.integers(0, 5, size=offsets[-1]).astype(np.float64)
     scores = rng.standard_normal(offsets[-1])
     scores[::7] = 0.5  # ties across long queries, where merge-sort stability matters
+    assert offsets[-1] < fast.PARALLEL_MIN_ROWS  # so the forced prange path is not the default
     for convention in ("lightgbm", "letor", "ranklib"):
         expected = ref.evaluate(NAMES, y, scores, offsets, convention=convention, per_query=True)
-        got = fast.evaluate(NAMES, y, scores, offsets, convention=convention, per_query=True)
+        with fast_path(parallel=True):
+            got = fast.evaluate(NAMES, y, scores, offsets, convention=convention, per_query=True)
         for name in NAMES:
             np.testing.assert_array_equal(got[name], expected[name], err_msg=f"{name} under {convention}")

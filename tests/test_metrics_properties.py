@@ -116,7 +116,8 @@ def test_reversing_a_tie_free_ranking_mirrors_the_auc(data):
     y, _, offsets, ids = data
     scores = np.arange(len(y), dtype=np.float64)  # no ties
     for twin in TWINS:
-        up, down = twin.auc(y, scores, offsets, convention="ranklib"), twin.auc(y, -scores, offsets, convention="ranklib")
+        up = twin.auc(y, scores, offsets, convention="ranklib")
+        down = twin.auc(y, -scores, offsets, convention="ranklib")
         both = (up > 0) | (down > 0)  # queries with relevant and irrelevant documents
         np.testing.assert_allclose(up[both] + down[both], 1.0, rtol=1e-14)
 

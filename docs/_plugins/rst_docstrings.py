@@ -9,9 +9,9 @@ few reStructuredText constructs; this extension rewrites them before rendering:
   ``:obj:`` and ``:exc:`` become links to the named object when it exists in the
   twinrank package (relative names are looked up from the object's module, then
   from its twin), and inline code otherwise; ``~`` shows only the last component;
-- a code span holding a full ``twinrank.`` path (e.g. the opening "Numba-parallel
-  twin of `twinrank.reference.tree.grow_tree`" of a fast docstring) becomes a link;
-  with ``strict: true`` a path that names nothing fails the build;
+- a code span holding the full path of a documented object (e.g. the opening
+  "Numba-parallel twin of `twinrank.reference.tree.grow_tree`" of a fast docstring)
+  becomes a link;
 - a reStructuredText simple table (rows between ``=====  ====`` rules) becomes a
   Markdown table;
 - a paragraph ending in ``::`` (reStructuredText's literal-block marker) ends in
@@ -45,7 +45,7 @@ def rewrite(text: str, resolve) -> str:
     text = _simple_tables(_math_directives(text))
     text = MATH_ROLE.sub(lambda m: f"${m[1].strip()}$", text)
     text = ROLE.sub(lambda m: _role(m[2], resolve), text)
-    text = TWINRANK_CODE.sub(lambda m: f"[`{m[1]}`][{m[1]}]", text)
+    text = TWINRANK_CODE.sub(lambda m: _code_link(m[1], resolve), text)
     return "\n".join(LITERAL_MARKER.sub(":", line) for line in text.split("\n"))
 
 
@@ -55,6 +55,12 @@ def _role(target: str, resolve) -> str:
     shown = target.rsplit(".", 1)[-1] if short else target
     path = resolve(target)
     return f"[`{shown}`][{path}]" if path else f"`{shown}`"
+
+
+def _code_link(path: str, resolve) -> str:
+    """A code span naming a documented twinrank object, as a link to it."""
+    found = resolve(path)
+    return f"[`{path}`][{found}]" if found else f"`{path}`"
 
 
 def _math_directives(text: str) -> str:
@@ -97,11 +103,21 @@ def _simple_tables(text: str) -> str:
         groups = [g for g in groups if g]
         header, body = (groups[0], sum(groups[1:], [])) if len(groups) > 1 else (groups[0][:1], groups[0][1:])
         indent = rule[:len(rule) - len(rule.lstrip())]
-        cells = lambda row: [row[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]  # noqa: E731
-        out += [f"{indent}| {' | '.join(cells(header[0]))} |", f"{indent}|{'---|' * len(starts)}"]
-        out += [f"{indent}| {' | '.join(c.replace('|', chr(92) + '|') for c in cells(row))} |" for row in body]
-        out.append("")
+
+        def row_text(row: str) -> str:
+            cells = [row[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+            return f"{indent}| {' | '.join(_escape_cell(c) for c in cells)} |"
+
+        out += [row_text(header[0]), f"{indent}|{'---|' * len(starts)}"]
+        out += [row_text(row) for row in body] + [""]
     return "\n".join(out)
+
+
+def _escape_cell(cell: str) -> str:
+    """A table cell's text with ``|`` and attribute-list braces (``{1,2}``) escaped."""
+    for char in "|{}":
+        cell = cell.replace(char, "\\" + char)
+    return cell
 
 
 def _indent(line: str) -> int:
@@ -132,7 +148,9 @@ def _find(root: griffe.Module, relative: str) -> str | None:
         path = obj.target_path if obj.is_alias else obj.path
     except (KeyError, griffe.AliasResolutionError, griffe.CyclicAliasError):
         return None
-    return None if any(part.startswith("_") for part in path.split(".")) else path
+    parts = path.split(".")  # API pages render twinrank.<twin>.<module> and its public members
+    documented = parts[0] == "twinrank" and len(parts) >= 3 and not any(p.startswith("_") for p in parts)
+    return path if documented else None
 
 
 def _walk(obj: griffe.Object):

@@ -1,4 +1,4 @@
-"""Included by the docs' figure blocks: print the current matplotlib figure as inline SVG.
+"""Print the current matplotlib figure as inline SVG (the docs' figure blocks).
 
 A page shows a tutorial's figure with a block that runs this file after the
 tutorial section that drew it (markdown-exec, ``html="true"``).
@@ -9,4 +9,5 @@ import matplotlib.pyplot as plt
 _svg = io.StringIO()
 plt.gcf().savefig(_svg, format="svg", metadata={"Date": None})
 plt.close(plt.gcf())
-print('<div class="twinrank-figure">' + _svg.getvalue()[_svg.getvalue().index("<svg"):] + "</div>")
+_text = _svg.getvalue()
+print('<div class="twinrank-figure">' + _text[_text.index("<svg"):] + "</div>")

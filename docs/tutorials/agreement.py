@@ -1,4 +1,4 @@
-"""Agreement tutorial: both twins train LambdaMART from one seed; the test files, listed from tests/.
+"""Agreement: both twins train LambdaMART from one seed; the test files of tests/.
 
 Run it from the repository root with ``python docs/tutorials/agreement.py``; the
 documentation build runs it section by section (the ``--8<--`` markers).
@@ -12,17 +12,19 @@ from twinrank.reference.lambdamart import LambdaMART as ReferenceLambdaMART
 
 train, valid, _ = load_mq2008(fold=1)
 params = dict(n_trees=5, learning_rate=0.1, max_leaves=8, min_samples_leaf=20,
-              query_subsample=0.5, feature_fraction=0.5, seed=7)   # random draws on purpose
+              query_subsample=0.5, feature_fraction=0.5,  # random draws
+              seed=7)
 fast = FastLambdaMART(**params).fit(train)
 reference = ReferenceLambdaMART(**params).fit(train)
 
+structure = ["feature", "bin_threshold", "left", "right", "missing", "count"]
 for t, (a, b) in enumerate(zip(fast.model_.trees, reference.model_.trees)):
-    same = all(np.array_equal(getattr(a, name), getattr(b, name))
-               for name in ["feature", "bin_threshold", "left", "right", "missing", "count"])
+    same = all(np.array_equal(getattr(a, s), getattr(b, s)) for s in structure)
+    difference = np.abs(a.value - b.value).max()
     print(f"tree {t}: {a.n_leaves} leaves, same splits: {same}, "
-          f"largest leaf value difference {np.abs(a.value - b.value).max():.1e}")
-scores_fast, scores_reference = fast.predict(valid), reference.predict(valid)
-print(f"validation scores: largest difference {np.abs(scores_fast - scores_reference).max():.1e}")
+          f"largest node value difference {difference:.1e}")
+difference = np.abs(fast.predict(valid) - reference.predict(valid)).max()
+print(f"validation scores: largest difference {difference:.1e}")
 # --8<-- [end:twins]
 
 # --8<-- [start:files]
@@ -31,12 +33,14 @@ from pathlib import Path
 
 
 def test_files(folder="tests"):
-    """(file, first docstring line, number of tests, whether hypothesis drives it) per test file."""
+    """Per test file: name, docstring's first line, tests, uses hypothesis."""
     for path in sorted(Path(folder).glob("test_*.py")):
         module = ast.parse(path.read_text())
         doc = (ast.get_docstring(module) or "").split("\n")[0].replace("|", "\\|")
-        tests = [f for f in ast.walk(module) if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")]
-        uses_hypothesis = any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "given"
+        tests = [f for f in ast.walk(module)
+                 if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")]
+        uses_hypothesis = any(isinstance(d, ast.Call)
+                              and getattr(d.func, "id", "") == "given"
                               for f in tests for d in f.decorator_list)
         yield path.name, doc, len(tests), uses_hypothesis
 
@@ -46,3 +50,35 @@ print("| file | what it checks | tests | hypothesis |\n|---|---|---|---|")
 for name, doc, n, uses_hypothesis in rows:
     print(f"| `{name}` | {doc} | {n} | {'yes' if uses_hypothesis else ''} |")
 # --8<-- [end:files]
+
+# --8<-- [start:layers]
+LAYERS = [  # (stage, test file, test): the twins compared stage by stage
+    ("metrics", "test_metrics_agreement.py", "test_every_metric_agrees_bit_for_bit"),
+    ("bins", "test_binning.py", "test_thresholds_and_bins_identical_in_both_twins"),
+    ("histograms", "test_tree.py",
+     "test_histograms_identical_in_both_twins_and_to_naive_sums"),
+    ("split choice", "test_tree.py", "test_best_split_matches_a_naive_split_finder"),
+    ("one tree", "test_tree.py", "test_trees_identical_in_both_twins"),
+    ("lambdas", "test_objectives.py", "test_lambdarank_twins_agree"),
+    ("ensemble scores", "test_predict.py",
+     "test_ensemble_scores_identical_in_both_twins_and_equal_to_the_formula"),
+    ("whole models", "test_lambdamart.py", "test_both_twins_grow_the_same_trees"),
+    ("cross-feeding", "test_lambdamart.py",
+     "test_cross_feeding_each_twin_scores_the_others_model"),
+    ("thread count", "test_lambdamart.py",
+     "test_same_seed_same_model_on_any_thread_count"),
+]
+tests_by_file = {}
+for stage, file, test in LAYERS:
+    if file not in tests_by_file:
+        module = ast.parse(Path("tests", file).read_text())
+        tests_by_file[file] = {f.name for f in ast.walk(module)
+                               if isinstance(f, ast.FunctionDef)}
+    assert test in tests_by_file[file], f"tests/{file} has no {test}: update this page"
+    print(f"{stage:>16}  tests/{file}::{test}")
+# --8<-- [end:layers]
+
+# --8<-- [start:command]
+node_ids = " \\\n    ".join(f"tests/{file}::{test}" for _, file, test in LAYERS)
+print(f"CI=true python -m pytest -q {node_ids}")
+# --8<-- [end:command]

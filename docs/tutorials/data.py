@@ -1,16 +1,17 @@
-"""Data tutorial: the Dataset, the LETOR format, the errors a bad file gets, folds and subsamples.
+"""Data: the Dataset, the LETOR format, the errors of bad files, folds and subsamples.
 
 Run it with ``python docs/tutorials/data.py``; the documentation build runs it
 section by section (the ``--8<--`` markers) and shows what it prints.
 """
 # --8<-- [start:setup]
+import os
 import tempfile
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-workdir = Path(tempfile.mkdtemp(prefix="twinrank-"))  # a scratch folder for the files below
+previous_directory = os.getcwd()
+os.chdir(tempfile.mkdtemp(prefix="twinrank-"))   # work in a scratch folder
 # --8<-- [end:setup]
 
 # --8<-- [start:load]
@@ -18,21 +19,22 @@ from twinrank.reference.data import load_mq2008
 
 train, valid, test = load_mq2008(fold=1)
 print(f"X {train.X.shape} {train.X.dtype}, y {train.y.shape} {train.y.dtype}")
-print(f"{train.n_queries} queries; query_offsets starts {train.query_offsets[:4]} ...")
-print(f"query 0 has id {train.qids[0]} and rows {train.query_offsets[0]}:{train.query_offsets[1]}")
-print(f"labels of query 0: {train.y[train.query_offsets[0]:train.query_offsets[1]]}")
+print(f"{train.n_queries} queries; query_offsets {train.query_offsets[:4]} ...")
+start, stop = train.query_offsets[0], train.query_offsets[1]
+print(f"query 0 has id {train.qids[0]} and rows {start}:{stop}")
+print(f"labels of query 0: {train.y[start:stop]}")
 print(f"comment of row 0: {train.comments[0]!r}")
 # --8<-- [end:load]
 
 # --8<-- [start:sizes]
-sizes = np.concatenate([d.query_sizes for d in (train, valid, test)])  # all 784 queries
+sizes = np.concatenate([d.query_sizes for d in (train, valid, test)])  # all
 fig, ax = plt.subplots(figsize=(7, 2.8))
 ax.hist(sizes, bins=np.arange(0, sizes.max() + 5, 4), color="tab:blue")
 ax.axvline(10, color="tab:red", linestyle="--", label="10 documents")
 ax.set_xlabel("documents per query")
 ax.set_ylabel("queries")
-ax.set_title(f"MQ2008: {len(sizes)} queries, {(sizes < 10).sum()} with fewer than 10 documents",
-             fontsize="medium")
+ax.set_title(f"MQ2008: {len(sizes)} queries, {(sizes < 10).sum()} with fewer "
+             "than 10 documents", fontsize="medium")
 ax.legend(frameon=False)
 ax.spines[["top", "right"]].set_visible(False)
 fig.tight_layout()
@@ -47,8 +49,9 @@ text = """\
 0 qid:7 1:0.1 3:0.2         # docid = b
 1 qid:9 2:0.75 4:-1         # docid = c
 """
-(workdir / "tiny.txt").write_text(text)
-tiny = read_letor(workdir / "tiny.txt")
+with open("tiny.txt", "w") as f:
+    f.write(text)
+tiny = read_letor("tiny.txt")
 print(tiny.X)                      # absent features are 0.0, NULL is NaN
 print(tiny.y, tiny.query_offsets, tiny.qids, tiny.comments)
 # --8<-- [end:letor]
@@ -56,12 +59,13 @@ print(tiny.y, tiny.query_offsets, tiny.qids, tiny.comments)
 # --8<-- [start:roundtrip]
 import gzip
 
-write_letor(tiny, workdir / "copy.txt.gz", sparse=True)      # gzip because of the name
-with gzip.open(workdir / "copy.txt.gz", "rt") as f:
+write_letor(tiny, "copy.txt.gz", sparse=True)  # .gz: gzip
+with gzip.open("copy.txt.gz", "rt") as f:
     print(f.read(), end="")
-again = read_letor(workdir / "copy.txt.gz", n_features=tiny.n_features)
+again = read_letor("copy.txt.gz", n_features=tiny.n_features)
 print("same data back:", np.array_equal(again.X, tiny.X, equal_nan=True),
-      np.array_equal(again.y, tiny.y), np.array_equal(again.query_offsets, tiny.query_offsets))
+      np.array_equal(again.y, tiny.y),
+      np.array_equal(again.query_offsets, tiny.query_offsets))
 # --8<-- [end:roundtrip]
 
 # --8<-- [start:errors]
@@ -76,16 +80,17 @@ bad_files = {
     "empty.txt": "# nothing but a comment\n",
 }
 for name, content in bad_files.items():
-    (workdir / name).write_text(content)
+    with open(name, "w") as f:
+        f.write(content)
     try:
-        read_letor(workdir / name)
+        read_letor(name)
     except DataFormatError as error:
         print(f"{error}\n    line={error.line} token={error.token!r}\n")
 # --8<-- [end:errors]
 
 # --8<-- [start:width]
 try:
-    read_letor(workdir / "tiny.txt", n_features=3)  # e.g. a test file read with the training width
+    read_letor("tiny.txt", n_features=3)  # the training data's width
 except DataFormatError as error:
     print(error)
 # --8<-- [end:width]
@@ -93,9 +98,9 @@ except DataFormatError as error:
 # --8<-- [start:arrays]
 from twinrank.reference.data import Dataset
 
-X = np.array([[0.1, 1.0], [0.4, np.nan], [0.3, 2.0], [0.9, 0.5]], dtype=np.float32)
+X = np.array([[0.1, 1.0], [0.4, np.nan], [0.3, 2.0], [0.9, 0.5]])
 y = np.array([1, 0, 2, 0])
-qid = np.array([10, 10, 20, 20])           # rows of a query contiguous, as in a LETOR file
+qid = np.array([10, 10, 20, 20])           # the rows of a query are contiguous
 ds = Dataset.from_qid(X, y, qid)
 print(ds.query_offsets, ds.qids, ds.query_sizes)
 # --8<-- [end:arrays]
@@ -103,9 +108,15 @@ print(ds.query_offsets, ds.qids, ds.query_sizes)
 # --8<-- [start:folds]
 from twinrank.reference.data import query_folds, subsample_queries
 
-for k, (train_q, test_q) in enumerate(query_folds(train.n_queries, n_folds=3, seed=0)):
-    print(f"fold {k}: train on {len(train_q)} queries, test on {len(test_q)}: {test_q[:5]} ...")
-cv_train = train.take_queries(train_q)   # a Dataset of whole queries, in file order
+folds = query_folds(train.n_queries, n_folds=3, seed=0)
+for k, (train_q, test_q) in enumerate(folds):
+    print(f"fold {k}: train on {len(train_q)} queries, "
+          f"test on {len(test_q)}: {test_q[:5]} ...")
+cv_train = train.take_queries(train_q)   # whole queries, in file order
 half = subsample_queries(train, 0.5, seed=0)
 print(f"{cv_train.n_queries} and {half.n_queries} of {train.n_queries} queries")
 # --8<-- [end:folds]
+
+# --8<-- [start:teardown]
+os.chdir(previous_directory)
+# --8<-- [end:teardown]

@@ -1,13 +1,13 @@
-"""Quickstart: train LambdaMART on MQ2008, evaluate, save, load, and score with the other twin.
+"""Quickstart: train LambdaMART on MQ2008, evaluate, save, load, use the other twin.
 
-Run it with ``python docs/tutorials/quickstart.py``; the documentation build runs it
-section by section (the ``--8<--`` markers) and shows what it prints.
+Run it with ``python docs/tutorials/quickstart.py``; the documentation build
+runs it section by section (the ``--8<--`` markers) and shows what it prints.
 """
 # --8<-- [start:setup]
 import tempfile
 from pathlib import Path
 
-workdir = Path(tempfile.mkdtemp(prefix="twinrank-"))  # a scratch folder for the model file
+workdir = Path(tempfile.mkdtemp(prefix="twinrank-"))  # a scratch folder
 # --8<-- [end:setup]
 
 # --8<-- [start:train]
@@ -15,11 +15,13 @@ from twinrank.fast.data import load_mq2008
 from twinrank.fast.lambdamart import LambdaMART
 
 train, valid, test = load_mq2008(fold=1)
-ranker = LambdaMART(n_trees=100, learning_rate=0.1, max_leaves=15, min_samples_leaf=20,
-                    metric="ndcg@10", early_stopping_rounds=20, seed=0)
+ranker = LambdaMART(n_trees=100, learning_rate=0.1, max_leaves=15,
+                    min_samples_leaf=20, metric="ndcg@10",
+                    early_stopping_rounds=20, seed=0)
 ranker.fit(train, eval_set=[valid])
 print(ranker)
-print(f"kept {ranker.model_.n_trees} trees; best validation NDCG@10 after {ranker.best_iteration_} trees")
+print(f"kept {ranker.model_.n_trees} trees, "
+      f"the best validation NDCG@10 was after {ranker.best_iteration_}")
 # --8<-- [end:train]
 
 # --8<-- [start:curve]
@@ -28,7 +30,8 @@ import matplotlib.pyplot as plt
 fig, ax = plt.subplots(figsize=(7, 3))
 for name, values in ranker.history_.items():
     ax.plot(range(1, len(values) + 1), values, label=name)
-ax.axvline(ranker.best_iteration_, color="gray", linestyle=":", label="best iteration")
+ax.axvline(ranker.best_iteration_, color="gray", linestyle=":",
+           label="best iteration")
 ax.set_xlabel("trees")
 ax.set_ylabel("NDCG@10 (lightgbm convention)")
 ax.legend(frameon=False)
@@ -42,13 +45,15 @@ from twinrank.fast.metrics import evaluate
 scores = ranker.predict(test)                       # one score per row of test.X
 names = ["ndcg@1", "ndcg@5", "ndcg@10", "map", "err@10"]
 for convention in ["lightgbm", "ranklib", "letor"]:
-    values = evaluate(names, test.y, scores, test.query_offsets, convention=convention)
-    print(f"{convention:>9}  " + "  ".join(f"{k} {v:.4f}" for k, v in values.items()))
+    values = evaluate(names, test.y, scores, test.query_offsets,
+                      convention=convention)
+    print(f"{convention:>9}  "
+          + "  ".join(f"{k} {v:.4f}" for k, v in values.items()))
 # --8<-- [end:evaluate]
 
 # --8<-- [start:save]
 path = workdir / "mq2008.json"
-ranker.save(path)                                   # versioned JSON, written atomically
+ranker.save(path)                 # versioned JSON, written atomically
 loaded = LambdaMART.load(path)
 print(f"{path.stat().st_size / 1e3:.0f} kB; same scores after loading:",
       (loaded.predict(test) == scores).all())
@@ -58,7 +63,8 @@ print(f"{path.stat().st_size / 1e3:.0f} kB; same scores after loading:",
 import json
 
 model = json.loads(path.read_text())
-print({k: model[k] for k in ["format", "version", "algorithm", "n_features", "best_iteration"]})
+header = ["format", "version", "algorithm", "n_features", "best_iteration"]
+print({k: model[k] for k in header})
 first = model["trees"][0]
 print("tree 0 fields:", ", ".join(first))
 print("tree 0 feature:", first["feature"])
@@ -67,6 +73,7 @@ print("tree 0 feature:", first["feature"])
 # --8<-- [start:cross]
 from twinrank.reference.lambdamart import LambdaMART as ReferenceLambdaMART
 
-reference_scores = ReferenceLambdaMART.load(path).predict(test)   # the NumPy twin scores it
-print(f"largest |fast - reference| score: {abs(reference_scores - scores).max():.1e}")
+reference_ranker = ReferenceLambdaMART.load(path)    # the NumPy twin
+difference = abs(reference_ranker.predict(test) - scores).max()
+print(f"largest |fast - reference| score: {difference:.1e}")
 # --8<-- [end:cross]

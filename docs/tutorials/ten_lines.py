@@ -1,12 +1,14 @@
 """The README's ten-line example: LambdaMART on the bundled MQ2008, fast twin.
 
 Run it with ``python docs/tutorials/ten_lines.py``; the documentation build runs it too.
+It works in a scratch folder, so the model file it saves lands there.
 """
 # --8<-- [start:setup]
+import os
 import tempfile
-from pathlib import Path
 
-workdir = Path(tempfile.mkdtemp(prefix="twinrank-"))  # a scratch folder for the model file
+previous_directory = os.getcwd()
+os.chdir(tempfile.mkdtemp(prefix="twinrank-"))
 # --8<-- [end:setup]
 
 # --8<-- [start:example]
@@ -19,5 +21,9 @@ ranker = LambdaMART(n_trees=300, learning_rate=0.05, max_leaves=15, early_stoppi
 ranker.fit(train, eval_set=[valid])
 scores = ranker.predict(test)
 print(evaluate(["ndcg@10", "map"], test.y, scores, test.query_offsets, convention="ranklib"))
-ranker.save(workdir / "mq2008.json")              # versioned JSON, written atomically
+ranker.save("mq2008.json")                        # versioned JSON, written atomically
 # --8<-- [end:example]
+
+# --8<-- [start:teardown]
+os.chdir(previous_directory)
+# --8<-- [end:teardown]
