@@ -65,7 +65,7 @@ QUERY_SIZE_SIGMA = 0.8  # lognormal sigma of the query sizes; median = mean * ex
 MAX_TERMS = 6  # query terms: 1 + Binomial(MAX_TERMS - 1, 0.35)
 CALIBRATION_SEED, CALIBRATION_QUERIES = 20240611, 2048
 QUERY_BLOCK = 256  # queries drawn from one child seed
-DIFFICULTY, NOISE = 0.6, 0.8  # standard deviations of the utility's query and document noise
+DIFFICULTY, NOISE = 1.0, 1.5  # standard deviations of the utility's query and document noise
 
 # per stream (body, anchor, title, url): latent weight, coverage bias, tf rate per token,
 # typical length (BM25's average length), idf scale of the stream's collection

@@ -1,38 +1,53 @@
-"""``twinrank train``: fit a ranker on a LETOR file and save it as a JSON model."""
+"""``twinrank train``: fit a ranker on a LETOR file and save it as a JSON model.
+
+Each flag maps to the estimator parameter of the same name; a flag the user
+leaves out keeps the estimator's default, and a flag the chosen algorithm does not
+take is an error rather than silently ignored.
+"""
 from __future__ import annotations
 
 import sys
 
+from twinrank.reference.errors import ParameterError
+
 from .cli import add_engine_option, engine_module
 
+# --algorithm NAME -> (module, class)
 ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART")}
+
+# (flag, estimator parameter, type, help)
+FLAGS = [
+    ("--trees", "n_trees", int, "boosting rounds / trees"),
+    ("--leaves", "max_leaves", int, "max leaves per tree"),
+    ("--max-depth", "max_depth", int, "max depth of a tree"),
+    ("--learning-rate", "learning_rate", float, "shrinkage"),
+    ("--min-samples-leaf", "min_samples_leaf", None, "min rows per leaf: a count, or a fraction of the rows if < 1"),
+    ("--query-subsample", "query_subsample", float, "fraction of queries per tree"),
+    ("--feature-fraction", "feature_fraction", float, "fraction of features per node"),
+    ("--max-bins", "max_bins", int, "bins per feature (<= 255)"),
+    ("--sigma", "sigma", float, "RankNet sigmoid steepness"),
+    ("--truncation", "truncation", int, "only pairs with a document in the top N"),
+    ("--target", "target", str, "metric the lambdas optimise (default: --metric)"),
+    ("--metric", "metric", str, "validation metric, e.g. ndcg@10"),
+    ("--convention", "convention", str, "metric convention preset: lightgbm, ranklib, letor, trec"),
+    ("--early-stopping", "early_stopping_rounds", int, "stop after N rounds without improvement"),
+    ("--overfit-tolerance", "overfit_tolerance", float,
+     "BL-MART: go on until the validation metric drops by more than this fraction"),
+    ("--init-model", "init_model", str, "prior model file to start from (LambdaSMART)"),
+    ("--seed", "seed", int, "seed of every random draw"),
+]
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("train", help="train a ranker and save the model",
-                       description="Train a ranker on LETOR/SVMlight data and write the model as JSON.")
+                       description="Train a ranker on LETOR/SVMlight data and write the model as JSON. "
+                                   "Flags left out keep the algorithm's defaults.")
     p.add_argument("--train", required=True, help="training data (LETOR format, .gz ok)")
     p.add_argument("--valid", help="validation data: metric history and early stopping")
     p.add_argument("--model", required=True, help="where to write the model (JSON, written atomically)")
     p.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="lambdamart")
-    p.add_argument("--trees", type=int, default=100, help="boosting rounds (default 100)")
-    p.add_argument("--leaves", type=int, default=31, help="max leaves per tree (default 31)")
-    p.add_argument("--learning-rate", type=float, default=0.1, help="shrinkage (default 0.1)")
-    p.add_argument("--min-samples-leaf", type=_count_or_fraction, default=20,
-                   help="min rows per leaf: a count, or a fraction of the rows if < 1 (default 20)")
-    p.add_argument("--query-subsample", type=float, default=1.0, help="fraction of queries per tree")
-    p.add_argument("--feature-fraction", type=float, default=1.0, help="fraction of features per node")
-    p.add_argument("--max-bins", type=int, default=255, help="bins per feature (<= 255)")
-    p.add_argument("--sigma", type=float, default=1.0, help="RankNet sigmoid steepness")
-    p.add_argument("--truncation", type=int, help="only pairs with a document in the top N")
-    p.add_argument("--target", help="metric the lambdas optimise (default: --metric)")
-    p.add_argument("--metric", default="ndcg@10", help="validation metric (default ndcg@10)")
-    p.add_argument("--convention", default="lightgbm", help="metric convention preset")
-    p.add_argument("--early-stopping", type=int, metavar="N", help="stop after N rounds without improvement")
-    p.add_argument("--overfit-tolerance", type=float, metavar="F",
-                   help="BL-MART: go on until the validation metric drops by more than F (relative)")
-    p.add_argument("--init-model", help="prior model to start from (LambdaSMART)")
-    p.add_argument("--seed", type=int, default=0)
+    for flag, dest, kind, text in FLAGS:
+        p.add_argument(flag, dest=dest, type=kind or _count_or_fraction, help=text)
     p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_engine_option(p)
@@ -44,23 +59,27 @@ def _count_or_fraction(text: str):
     return int(value) if value >= 1 and value.is_integer() else value
 
 
+def estimator_from_args(args):
+    """The chosen algorithm's estimator with the flags the user gave."""
+    module, name = ALGORITHMS[args.algorithm]
+    cls = getattr(engine_module(args.engine, module), name)
+    accepted = set(cls._param_names())
+    given = {dest: getattr(args, dest) for _, dest, _, _ in FLAGS if getattr(args, dest) is not None}
+    unknown = sorted(flag for flag, dest, _, _ in FLAGS if dest in given and dest not in accepted)
+    if unknown:
+        raise ParameterError(f"--algorithm {args.algorithm} does not take {', '.join(unknown)}")
+    return cls(**given, n_threads=args.threads)
+
+
 def run(args) -> int:
     from twinrank.reference.letor import read_letor
 
     from ._progress import Progress
 
+    est = estimator_from_args(args)
     train = read_letor(args.train)
     valid = read_letor(args.valid, n_features=train.n_features) if args.valid else None
-    module, name = ALGORITHMS[args.algorithm]
-    cls = getattr(engine_module(args.engine, module), name)
-    est = cls(n_trees=args.trees, max_leaves=args.leaves, learning_rate=args.learning_rate,
-              min_samples_leaf=args.min_samples_leaf, query_subsample=args.query_subsample,
-              feature_fraction=args.feature_fraction, max_bins=args.max_bins, sigma=args.sigma,
-              truncation=args.truncation, target=args.target, metric=args.metric,
-              convention=args.convention, early_stopping_rounds=args.early_stopping,
-              overfit_tolerance=args.overfit_tolerance, init_model=args.init_model,
-              seed=args.seed, n_threads=args.threads)
-    progress = None if args.quiet else Progress(args.trees)
+    progress = None if args.quiet else Progress(est.n_trees)
     est.fit(train, eval_set=[valid] if valid is not None else None, callback=progress)
     if progress is not None:
         progress.close()

@@ -5,7 +5,9 @@
   ``map_metric.hpp`` / ``dcg_calculator.cpp``, RankLib ``NDCGScorer`` / ``APScorer`` /
   ``ERRScorer`` / ``PrecisionScorer``, LETOR 4.0 ``Eval-Score-4.0.pl``, trec_eval
   ``m_ndcg_cut.c`` / ``form_res_rels.c``).
-* Numbers printed by the real Eval-Score-4.0.pl (``fixtures/eval_score_4_0.json``).
+* Numbers printed by the real Eval-Score-4.0.pl (``fixtures/eval_score_4_0.json``; the
+  script ships with LETOR 4.0 and is copied in public repositories, e.g. ramon349/IRHW2;
+  it cannot be committed here, so the fixture keeps its per-query output for 7 queries).
 * LightGBM's and XGBoost's own metrics, pytrec_eval (trec_eval) and scikit-learn's
   partial AUC when they are installed.
 """
