@@ -19,14 +19,17 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from twinrank.reference.classification import McRankModel, load_model
     from twinrank.reference.letor import read_letor, write_scores
-    from twinrank.reference.model import Ensemble
 
     from ._threads import threads
 
-    model = Ensemble.load(args.model)
+    model = load_model(args.model)  # an Ensemble, or an McRank model (its own document)
     data = read_letor(args.data, n_features=model.n_features)
-    predict = engine_module(args.engine, "predict").predict_ensemble
+    if isinstance(model, McRankModel):
+        predict = engine_module(args.engine, "classification").expected_relevance
+    else:
+        predict = engine_module(args.engine, "predict").predict_ensemble
     with threads(args.threads):
         scores = predict(model, data.X)
     write_scores(args.output, scores)

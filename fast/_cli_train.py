@@ -6,6 +6,7 @@ take is an error rather than silently ignored.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 
 from twinrank.reference.errors import ParameterError
@@ -13,7 +14,27 @@ from twinrank.reference.errors import ParameterError
 from .cli import add_engine_option, engine_module
 
 # --algorithm NAME -> (module, class)
-ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART")}
+ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
+              "mcrank": ("classification", "McRank"),
+              "gbrt": ("gbrt", "GBRT"),
+              "random-forest": ("forest", "RandomForest"),
+              "igbrt": ("forest", "IGBRT")}
+
+
+def _weighting(text: str):
+    """McRank's weighting: a name, or comma-separated numbers (one per label)."""
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        return text
+
+
+def _true_or_false(text: str) -> bool:
+    choices = {"true": True, "false": False}
+    if text.lower() not in choices:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return choices[text.lower()]
+
 
 # (flag, estimator parameter, type, help)
 FLAGS = [
@@ -35,6 +56,20 @@ FLAGS = [
      "BL-MART: go on until the validation metric drops by more than this fraction"),
     ("--init-model", "init_model", str, "prior model file to start from (LambdaSMART)"),
     ("--seed", "seed", int, "seed of every random draw"),
+    ("--subsample", "subsample", float, "fraction of the rows per tree (stochastic boosting)"),
+    ("--weighting", "weighting", _weighting,
+     "McRank's relevance weights: linear, square, exp2, or one number per label, e.g. 0,1,3"),
+    ("--fit-weights", "fit_weights", _true_or_false, "McRank: true to fit the relevance weights by least squares"),
+    ("--subsample-by", "subsample_by", str, "what --subsample draws: rows or queries"),
+    ("--average-runs", "average_runs", int, "GBRT: average this many runs, seeded seed, seed+1, ..."),
+    ("--bootstrap", "bootstrap", _true_or_false, "random forest: true to grow each tree on a bootstrap sample"),
+    ("--rf-trees", "rf_n_trees", int, "IGBRT: trees of the initial random forest"),
+    ("--rf-leaves", "rf_max_leaves", int, "IGBRT: max leaves per forest tree"),
+    ("--rf-max-depth", "rf_max_depth", int, "IGBRT: max depth of a forest tree"),
+    ("--rf-min-samples-leaf", "rf_min_samples_leaf", None, "IGBRT: min rows per forest leaf"),
+    ("--rf-feature-fraction", "rf_feature_fraction", float, "IGBRT: fraction of features per forest node"),
+    ("--rf-bootstrap", "rf_bootstrap", _true_or_false, "IGBRT: true to bootstrap each forest tree"),
+    ("--rf-query-subsample", "rf_query_subsample", float, "IGBRT: fraction of queries per forest tree"),
 ]
 
 
@@ -71,6 +106,12 @@ def estimator_from_args(args):
     return cls(**given, n_threads=args.threads)
 
 
+def planned_trees(est) -> int:
+    """The most trees ``est.fit`` grows: more than ``n_trees`` for averaged runs and IGBRT."""
+    planned = getattr(est, "planned_trees", None)
+    return est.n_trees if planned is None else planned()
+
+
 def run(args) -> int:
     from twinrank.reference.letor import read_letor
 
@@ -79,7 +120,7 @@ def run(args) -> int:
     est = estimator_from_args(args)
     train = read_letor(args.train)
     valid = read_letor(args.valid, n_features=train.n_features) if args.valid else None
-    progress = None if args.quiet else Progress(est.n_trees)
+    progress = None if args.quiet else Progress(planned_trees(est))
     est.fit(train, eval_set=[valid] if valid is not None else None, callback=progress)
     if progress is not None:
         progress.close()

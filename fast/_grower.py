@@ -20,7 +20,7 @@ from numba import njit
 
 from twinrank.reference.binning import MISSING_BIN
 
-from ._histogram import N_SLOTS, build_into, constant_hessian, subtract_into
+from ._histogram import N_SLOTS, build_into, constant_hessian
 from ._partition import PARTITION_BLOCK, partition
 from ._split import best_split, left_stats
 
@@ -28,14 +28,14 @@ NO_SPLIT = -1
 
 
 @njit(cache=True)
-def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, hist_features, penalty,
+def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, n_threads,
          feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows, d) uint8 bins in Fortran and C order; gradients, hessians (n_rows,); rows (m,) int32;
-    #     n_bins (d,); feature_mask (2 * max_leaves - 1, d) bool; hist_features (k,) the
-    #     features any node may use; penalty (d,) cost_lambda * feature_cost;
+    #     n_bins (d,); feature_mask (2 * max_leaves - 1, d) bool;
+    #     penalty (d,) cost_lambda * feature_cost;
     #     n_threads: numba's thread count (only how work is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0)
     """
@@ -71,8 +71,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes, n_leaves = 1, 1
     if max_leaves > 1 and _may_split(0, depth, count, max_depth, min_rows):
         slot[0] = free_slots.pop()
-        build_into(hist[slot[0]], bin_columns, bin_rows, gradients, hessians, orders[0], 0, m, hist_features, gh,
-                   is_const, h0, n_threads)
+        build_into(hist[slot[0]], bin_columns, bin_rows, gradients, hessians, orders[0], 0, m, gh,
+                   is_const, h0, n_threads, hist[slot[0]], False)
         _evaluate(0, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
                   min_rows, min_hessian, l2, min_gain, scan_gains, scan_bins, scan_sides,
                   best_gain, best_feature, best_bin, best_side)
@@ -89,10 +89,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         else:
             missing_left = c_left >= count[k] - c_left
         lo, hi, src = start[k], stop[k], buf[k]
-        n_left = partition(orders[src], orders[1 - src], lo, hi, bin_columns[:, f], b, missing_left,
-                           goes_left, block_lefts)
-        if n_left != c_left:
-            raise AssertionError("partition disagrees with the histogram")
+        partition(orders[src], orders[1 - src], lo, hi, bin_columns[:, f], b, missing_left,
+                  np.int64(c_left), goes_left, block_lefts)
         kl, kr = n_nodes, n_nodes + 1
         feature[k], bin_threshold[k], gain[k] = f, b, best_gain[k]
         left[k], right[k], missing[k] = kl, kr, kl if missing_left else kr
@@ -115,8 +113,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         if split_large:
             s = free_slots.pop()
             build_into(hist[s], bin_columns, bin_rows, gradients, hessians, orders[1 - src], start[small],
-                       stop[small], hist_features, gh, is_const, h0, n_threads)
-            subtract_into(hist[parent_slot], hist[s], hist_features)
+                       stop[small], gh, is_const, h0, n_threads, hist[parent_slot], True)
             slot[large] = parent_slot
             if split_small:
                 slot[small] = s
@@ -124,7 +121,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
                 free_slots.append(s)
         elif split_small:
             build_into(hist[parent_slot], bin_columns, bin_rows, gradients, hessians, orders[1 - src], start[small],
-                       stop[small], hist_features, gh, is_const, h0, n_threads)
+                       stop[small], gh, is_const, h0, n_threads, hist[parent_slot], False)
             slot[small] = parent_slot
         else:
             free_slots.append(parent_slot)

@@ -4,7 +4,7 @@ A node's rows are the contiguous segment ``order[start:stop]`` of the row
 partition buffer (LightGBM's DataPartition). Building its histogram::
 
     gather      prange over rows       gh[i] = (g[order[i]], h[order[i]])        O(n_node)
-    accumulate  prange over features   each task sums its own features            O(n_node * d)
+    accumulate  prange over tasks      each task sums its own range of features   O(n_node * d)
 
 Each feature's slots are summed by one task, in row order, so the result does
 not depend on the thread count. The accumulation reads the bins in one of two
@@ -50,42 +50,44 @@ def constant_hessian(hessians, order):
 
 
 @njit(cache=True)
-def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, features, gh,
-               hessian_is_constant, h0, n_threads):
-    """Overwrite ``hist[f]`` for ``f`` in ``features`` with the sums over ``order[start:stop]``.
+def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
+               hessian_is_constant, h0, n_threads, parent, subtract):
+    """Overwrite ``hist`` with the sums over the rows ``order[start:stop]``; if ``subtract``,
+    also ``parent -= hist`` (the sibling's histogram, while each task's features are hot).
 
     Small nodes (under ``PARALLEL_WORK`` row-features) are built on the calling
     thread: waking the pool would cost more than the work.
 
     # IN  bin_columns (n_rows, d) uint8 Fortran order; bin_rows the same bins in C order;
-    #     gradients, hessians (n_rows,); order (m,) row ids; features (k,) sorted;
-    #     n_threads: tasks to cut the features into
-    # OUT hist (d, 256, 3) float64 C order (only the listed features are written)
+    #     gradients, hessians (n_rows,); order (m,) row ids; n_threads: tasks to cut the
+    #     features into (contiguous ranges)
+    # OUT hist (d, 256, 3) float64 C order; parent (d, 256, 3) if subtract
     # BUF gh (m, 2) float64, positions [start, stop) are overwritten
     """
-    n_tasks = max(1, min(n_threads, len(features)))
+    n_features = bin_columns.shape[1]
+    n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * SPARSE_RATIO < bin_columns.shape[0]
-    if n_tasks == 1 or (stop - start) * len(features) < PARALLEL_WORK:
+    if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
             _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
-        _build_task(0, 1, hist, bin_columns, bin_rows, sparse, order, start, stop, features, gh,
-                    hessian_is_constant, h0)
+        _build_task(0, 1, hist, bin_columns, bin_rows, sparse, order, start, stop, gh,
+                    hessian_is_constant, h0, parent, subtract)
     else:
         _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, order, start, stop,
-                        features, gh, hessian_is_constant, h0, n_tasks)
+                        gh, hessian_is_constant, h0, n_tasks, parent, subtract)
 
 
 @njit(parallel=True, cache=True)
 def _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, order, start, stop,
-                    features, gh, hessian_is_constant, h0, n_tasks):
+                    gh, hessian_is_constant, h0, n_tasks, parent, subtract):
     for i in prange(start, stop):
         _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
     for task in prange(n_tasks):
-        _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, features,
-                    gh, hessian_is_constant, h0)
+        _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, gh,
+                    hessian_is_constant, h0, parent, subtract)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gather(gh, i, row, gradients, hessians, hessian_is_constant):
     gh[i, 0] = gradients[row]
     if not hessian_is_constant:
@@ -93,27 +95,29 @@ def _gather(gh, i, row, gradients, hessians, hessian_is_constant):
 
 
 @njit(cache=True)
-def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, features,
-                gh, hessian_is_constant, h0):
-    """One task's share of the features (equal contiguous shares): zero, sum, fill constant hessians."""
-    first = task * len(features) // n_tasks
-    last = (task + 1) * len(features) // n_tasks
-    for j in range(first, last):
-        hist[features[j]] = 0.0
+def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, gh,
+                hessian_is_constant, h0, parent, subtract):
+    """One task's features ``[first, last)`` (equal shares): zero, sum, fill constant hessians,
+    subtract from the parent."""
+    n_features = hist.shape[0]
+    first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
+    hist[first:last] = 0.0
     flat = hist.reshape(hist.size)  # (d * 768,) feature f at f * SLOT_SIZE
     gh_flat = gh.reshape(gh.size)  # (2 m,) g and h interleaved
     with_hessians = not hessian_is_constant
     if sparse:
-        _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, features, first, last,
-                        with_hessians)
+        _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians)
     else:
-        _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, features, first, last,
+        _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, first, last,
                            with_hessians)
+    lo, hi = first * SLOT_SIZE, last * SLOT_SIZE
     if hessian_is_constant:
-        for j in range(first, last):
-            f = features[j]
-            for b in range(N_SLOTS):
-                hist[f, b, 1] = hist[f, b, 2] * h0
+        for at in range(lo + 1, hi, 3):
+            flat[at] = flat[at + 1] * h0
+    if subtract:
+        parent_flat = parent.reshape(parent.size)
+        for at in range(lo, hi):
+            parent_flat[at] -= flat[at]
 
 
 # The inner loops index with unsigned integers: numba then emits no negative-index
@@ -121,10 +125,9 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start
 _1, _2, _3 = np.uint64(1), np.uint64(2), np.uint64(3)
 
 
-@njit(cache=True, inline="always")
-def _add(flat, base, b, g, h, with_hessians):
-    """``hist[f, b] += (g, h, 1)`` with ``base = f * SLOT_SIZE``."""
-    at = np.uint64(base) + np.uint64(b) * _3
+@njit(cache=True)
+def _add(flat, at, g, h, with_hessians):
+    """``flat[at:at + 3] += (g, h, 1)``: one slot of one feature's histogram."""
     flat[at] += g
     if with_hessians:
         flat[at + _1] += h
@@ -132,66 +135,58 @@ def _add(flat, base, b, g, h, with_hessians):
 
 
 @njit(cache=True)
-def _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, features, first, last,
-                       with_hessians):
+def _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, first, last, with_hessians):
     """Dense nodes: per block of rows, four features per pass over the block."""
     for block_start in range(start, stop, ROW_BLOCK):
         block_stop = min(stop, block_start + ROW_BLOCK)
-        j = first
-        while j + 4 <= last:
-            _sum_four_columns(flat, bin_columns, order, gh_flat, block_start, block_stop,
-                              features[j], features[j + 1], features[j + 2], features[j + 3],
+        f = first
+        while f + 4 <= last:
+            _sum_four_columns(flat, bin_columns, order, gh_flat, block_start, block_stop, f,
                               with_hessians)
-            j += 4
-        for j in range(j, last):
-            f = features[j]
-            column = bin_columns[:, f]
+            f += 4
+        for f in range(f, last):
+            column, base = bin_columns[:, f], np.uint64(f * SLOT_SIZE)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
-                _add(flat, f * SLOT_SIZE, column[np.uint64(order[i])], gh_flat[i << _1],
+                _add(flat, base + np.uint64(column[np.uint64(order[i])]) * _3, gh_flat[i << _1],
                      gh_flat[(i << _1) + _1], with_hessians)
 
 
 @njit(cache=True)
-def _sum_four_columns(flat, bin_columns, order, gh_flat, start, stop, f0, f1, f2, f3,
-                      with_hessians):
-    # IN bin_columns[:, f0..f3] (n_rows,) uint8; OUT their histograms in flat
-    c0, c1, c2, c3 = bin_columns[:, f0], bin_columns[:, f1], bin_columns[:, f2], bin_columns[:, f3]
+def _sum_four_columns(flat, bin_columns, order, gh_flat, start, stop, f, with_hessians):
+    # IN bin_columns[:, f:f + 4] (n_rows,) uint8; OUT their histograms in flat
+    c0, c1, c2, c3 = bin_columns[:, f], bin_columns[:, f + 1], bin_columns[:, f + 2], bin_columns[:, f + 3]
+    b0 = np.uint64(f * SLOT_SIZE)
+    b1, b2, b3 = b0 + np.uint64(SLOT_SIZE), b0 + np.uint64(2 * SLOT_SIZE), b0 + np.uint64(3 * SLOT_SIZE)
     for i in range(np.uint64(start), np.uint64(stop)):
         row = np.uint64(order[i])
         g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
-        _add(flat, f0 * SLOT_SIZE, c0[row], g, h, with_hessians)
-        _add(flat, f1 * SLOT_SIZE, c1[row], g, h, with_hessians)
-        _add(flat, f2 * SLOT_SIZE, c2[row], g, h, with_hessians)
-        _add(flat, f3 * SLOT_SIZE, c3[row], g, h, with_hessians)
+        _add(flat, b0 + np.uint64(c0[row]) * _3, g, h, with_hessians)
+        _add(flat, b1 + np.uint64(c1[row]) * _3, g, h, with_hessians)
+        _add(flat, b2 + np.uint64(c2[row]) * _3, g, h, with_hessians)
+        _add(flat, b3 + np.uint64(c3[row]) * _3, g, h, with_hessians)
 
 
 @njit(cache=True)
-def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, features, first, last,
-                    with_hessians):
-    """Sparse nodes: gather a block of rows' bins (features[first:last]), then sum from the buffer."""
-    width = last - first
-    block = np.empty(GATHER_ROWS * width, dtype=np.uint8)  # (GATHER_ROWS, width) row-major
+def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians):
+    """Sparse nodes: copy a block of rows' bins ``[first, last)`` to a buffer, then sum from it."""
+    width = np.uint64(last - first)
+    n_features = np.uint64(bin_rows.shape[1])
+    all_bins = bin_rows.reshape(bin_rows.size)  # (n_rows * d,) row-major
+    block = np.empty(GATHER_ROWS * (last - first), dtype=np.uint8)  # (GATHER_ROWS, width)
+    base = np.uint64(first * SLOT_SIZE)
     for block_start in range(start, stop, GATHER_ROWS):
         block_stop = min(stop, block_start + GATHER_ROWS)
-        k = 0
+        k = np.uint64(0)
         for i in range(block_start, block_stop):
-            row_bins = bin_rows[order[i]]  # (d,)
-            for j in range(first, last):
-                block[k] = row_bins[features[j]]
-                k += 1
+            row_start = np.uint64(order[i]) * n_features + np.uint64(first)
+            for j in range(width):
+                block[k + j] = all_bins[row_start + j]
+            k += width
         k = np.uint64(0)
         for i in range(np.uint64(block_start), np.uint64(block_stop)):
             g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
-            for j in range(first, last):
-                _add(flat, features[j] * SLOT_SIZE, block[k], g, h, with_hessians)
-                k += _1
-
-
-@njit(cache=True)
-def subtract_into(parent, child, features):
-    """``parent[f] -= child[f]`` for ``f`` in ``features``: the sibling's histogram. O(k * 256)."""
-    for j in range(len(features)):
-        f = features[j]
-        for b in range(N_SLOTS):
-            for s in range(3):
-                parent[f, b, s] -= child[f, b, s]
+            at = base
+            for j in range(width):
+                _add(flat, at + np.uint64(block[k + j]) * _3, g, h, with_hessians)
+                at += np.uint64(SLOT_SIZE)
+            k += width

@@ -20,10 +20,17 @@ _ROW_MAJOR: dict = {}  # id(binned) -> (weak reference to binned, its C-ordered 
 def bin_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(columns, rows)``: the bins in Fortran order and in C order."""
     if not binned.flags.f_contiguous or binned.flags.writeable:
-        return np.asfortranarray(binned), np.ascontiguousarray(binned)
+        return _read_only(np.asfortranarray(binned)), _read_only(np.ascontiguousarray(binned))
     key = id(binned)
     entry = _ROW_MAJOR.get(key)
     if entry is None or entry[0]() is not binned:
         forget = weakref.ref(binned, lambda _, key=key, cache=_ROW_MAJOR: cache.pop(key, None))
-        entry = _ROW_MAJOR[key] = (forget, np.ascontiguousarray(binned))
+        entry = _ROW_MAJOR[key] = (forget, _read_only(np.ascontiguousarray(binned)))
     return binned, entry[1]
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view: the kernels see one array type (numba compiles once)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view

@@ -21,39 +21,49 @@ from twinrank.reference.binning import MISSING_BIN
 PARTITION_BLOCK = 16384
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _goes_left(b, bin_threshold, missing_left):
     return missing_left if b == MISSING_BIN else b <= bin_threshold
 
 
 @njit(cache=True)
-def partition(src, dst, start, stop, column, bin_threshold, missing_left, goes_left, block_lefts):
-    """Stably move ``src[start:stop]`` to ``dst[start:stop]``, left rows first; return their number.
+def partition(src, dst, start, stop, column, bin_threshold, missing_left, n_left, goes_left,
+              block_lefts):
+    """Stably move ``src[start:stop]`` to ``dst[start:stop]``, left rows first.
+
+    ``n_left`` is the left child's row count from the histogram; a disagreement
+    raises (no write leaves the segment).
 
     # IN  src (m,) row ids; column (n_rows,) uint8 bins of the split feature
     # OUT dst (m,) positions [start, stop)
     # BUF goes_left (m,) uint8, block_lefts (m // PARTITION_BLOCK + 2,) int64
     """
     if stop - start <= PARTITION_BLOCK:
-        return _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left)
-    return _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
-                             block_lefts)
+        counted = _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, n_left)
+    else:
+        counted = _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left,
+                                    goes_left, block_lefts)
+    if counted != n_left:
+        raise AssertionError("partition disagrees with the histogram")
 
 
 @njit(cache=True)
-def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left):
-    n_left = 0
-    for i in range(start, stop):
-        n_left += _goes_left(column[src[i]], bin_threshold, missing_left)
+def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, n_left):
+    """One pass: the left child's size is known, so both children are written at once."""
     left, right = start, start + n_left
     for i in range(start, stop):
-        if _goes_left(column[src[i]], bin_threshold, missing_left):
-            dst[left] = src[i]
+        row = src[i]
+        if _goes_left(column[row], bin_threshold, missing_left):
+            if left == start + n_left:
+                return -1
+            dst[left] = row
             left += 1
         else:
-            dst[right] = src[i]
+            if right == stop:
+                return -1
+            dst[right] = row
             right += 1
-    return n_left
+    return left - start
 
 
 @njit(parallel=True, cache=True)

@@ -19,14 +19,14 @@ from twinrank.reference.binning import MISSING_BIN
 PARALLEL_FEATURES = 32  # fewer features are scanned on the calling thread
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def score(g, h, l2):
     r""":math:`G^2 / (H + \lambda_2)`, 0 if the denominator is not positive."""
     denominator = h + l2
     return g * g / denominator if denominator > 0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_hessian, l2):
     """The candidate's gain, or -inf if a child is below ``min_rows`` or ``min_hessian``."""
     g_right, h_right, c_right = g - g_left, h - h_left, c - c_left
@@ -99,7 +99,7 @@ def _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_ro
                       min_hessian, l2, gains, bins, sides)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
                   l2, gains, bins, sides):
     gains[f], bins[f], sides[f] = -np.inf, -1, 0

@@ -75,7 +75,7 @@ def _packed(ensemble: Ensemble):
             roots, np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _leaf_of(x, node, feature, threshold, left, right, missing):
     """Walk row ``x`` from ``node`` to its leaf: NaN -> missing, ``x <= threshold`` -> left."""
     while left[node] != LEAF:

@@ -34,8 +34,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
 
     Reads the bins in two layouts (``_layout``): pass the read-only Fortran-ordered
     bins of ``twinrank.fast.binning.apply_bins`` to have the row-major copy made once;
-    any other array is copied on every call. Histograms are built only for the
-    features some node may use (``feature_mask.any(axis=0)``).
+    any other array is copied on every call.
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)
@@ -44,8 +43,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     n_nodes = grow(
         *bin_layouts(job.binned), np.ascontiguousarray(job.gradients),
         np.ascontiguousarray(job.hessians), _row_ids(job.rows, job.binned.shape[0]), job.n_bins,
-        np.ascontiguousarray(job.feature_mask), np.flatnonzero(job.feature_mask.any(axis=0)),
-        job.penalty, params.max_leaves,
+        np.ascontiguousarray(job.feature_mask), job.penalty, params.max_leaves,
         _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), numba.get_num_threads(), *nodes.values())
@@ -88,8 +86,7 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     hist = np.empty((binned.shape[1], N_SLOTS, 3))  # (n_features, 256, 3)
     is_const, h0 = constant_hessian(hessians, rows) if len(rows) else (False, 0.0)
     build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
-               np.arange(binned.shape[1]), np.empty((len(rows), 2)), is_const, h0,
-               numba.get_num_threads())
+               np.empty((len(rows), 2)), is_const, h0, numba.get_num_threads(), hist, False)
     return hist
 
 

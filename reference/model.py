@@ -177,6 +177,9 @@ class Ensemble:
             raise ModelFormatError(
                 f"model format version {d.get('version')!r} is not supported (this twinrank reads {VERSION})"
             )
+        if "trees" not in d and d.get("algorithm"):
+            raise ModelFormatError(f"this is a {d['algorithm']} model, not a single ensemble: "
+                                   f"load it with its own estimator's load()")
         try:
             return cls(
                 trees=[Tree.from_dict(t) for t in d["trees"]],

@@ -177,3 +177,46 @@ class BoostParams:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class ForestParams:
+    r"""How a random forest for ranking is grown (Breiman 2001; Ibrahim 2021's RF-point).
+
+    Parameters
+    ----------
+    n_trees : int
+        Trees :math:`T`; the forest scores :math:`\frac1T \sum_t f_t(x)`.
+    tree : TreeParams
+        How each tree is grown; ``tree.feature_fraction`` gives the k random
+        features of each node.
+    bootstrap : bool
+        Grow each tree on a bootstrap sample of its rows (drawn with replacement).
+    query_subsample : float
+        Fraction of the queries each tree sees, drawn without replacement per tree
+        (Ibrahim 2021's sub-sample size); with ``bootstrap`` the bootstrap is drawn
+        from the rows of those queries.
+    max_bins, metric, convention, seed : as in :class:`BoostParams`.
+    """
+
+    n_trees: int = 100
+    tree: TreeParams = TreeParams()
+    bootstrap: bool = True
+    query_subsample: float = 1.0
+    max_bins: int = 255
+    metric: str = "ndcg@10"
+    convention: str = "lightgbm"
+    seed: int = 0
+
+    def __post_init__(self):
+        check_int("n_trees", self.n_trees, low=1)
+        if not isinstance(self.tree, TreeParams):
+            raise ParameterError(f"tree must be a TreeParams, got {type(self.tree).__name__}")
+        if not isinstance(self.bootstrap, bool):
+            raise ParameterError(f"bootstrap must be True or False, got {self.bootstrap!r}")
+        check_fraction("query_subsample", self.query_subsample)
+        check_int("max_bins", self.max_bins, low=2, high=255)
+        check_int("seed", self.seed, low=0)
+
+    def to_dict(self) -> dict:
+        return asdict(self)

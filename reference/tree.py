@@ -149,6 +149,8 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     penalty : float64 array (n_features,), :math:`\lambda_c c_f`
     min_rows : int, ``params.min_rows_in_leaf(len(rows))``
 
+    Notes
+    -----
     All candidates are scored at once: a cumulative sum over the value bins gives
     the left statistics of every threshold; ``np.argmax`` picks the first best in
     the order (feature, bin, missing right before missing left). O(n_features * 256).

@@ -27,31 +27,11 @@ difference = np.abs(fast.predict(valid) - reference.predict(valid)).max()
 print(f"validation scores: largest difference {difference:.1e}")
 # --8<-- [end:twins]
 
-# --8<-- [start:files]
+
+# --8<-- [start:layers]
 import ast
 from pathlib import Path
 
-
-def test_files(folder="tests"):
-    """Per test file: name, docstring's first line, tests, uses hypothesis."""
-    for path in sorted(Path(folder).glob("test_*.py")):
-        module = ast.parse(path.read_text())
-        doc = (ast.get_docstring(module) or "").split("\n")[0].replace("|", "\\|")
-        tests = [f for f in ast.walk(module)
-                 if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")]
-        uses_hypothesis = any(isinstance(d, ast.Call)
-                              and getattr(d.func, "id", "") == "given"
-                              for f in tests for d in f.decorator_list)
-        yield path.name, doc, len(tests), uses_hypothesis
-
-
-rows = list(test_files())
-print("| file | what it checks | tests | hypothesis |\n|---|---|---|---|")
-for name, doc, n, uses_hypothesis in rows:
-    print(f"| `{name}` | {doc} | {n} | {'yes' if uses_hypothesis else ''} |")
-# --8<-- [end:files]
-
-# --8<-- [start:layers]
 LAYERS = [  # (stage, test file, test): the twins compared stage by stage
     ("metrics", "test_metrics_agreement.py", "test_every_metric_agrees_bit_for_bit"),
     ("bins", "test_binning.py", "test_thresholds_and_bins_identical_in_both_twins"),
@@ -77,6 +57,26 @@ for stage, file, test in LAYERS:
     assert test in tests_by_file[file], f"tests/{file} has no {test}: update this page"
     print(f"{stage:>16}  tests/{file}::{test}")
 # --8<-- [end:layers]
+
+# --8<-- [start:files]
+def test_files(folder="tests"):
+    """Per test file: name, docstring's first line, tests, uses hypothesis."""
+    for path in sorted(Path(folder).glob("test_*.py")):
+        module = ast.parse(path.read_text())
+        doc = (ast.get_docstring(module) or "").split("\n")[0].replace("|", "\\|")
+        tests = [f for f in ast.walk(module)
+                 if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")]
+        uses_hypothesis = any(isinstance(d, ast.Call)
+                              and getattr(d.func, "id", "") == "given"
+                              for f in tests for d in f.decorator_list)
+        yield path.name, doc, len(tests), uses_hypothesis
+
+
+rows = list(test_files())
+print("| file | what it checks | tests | hypothesis |\n|---|---|---|---|")
+for name, doc, n, uses_hypothesis in rows:
+    print(f"| `{name}` | {doc} | {n} | {'yes' if uses_hypothesis else ''} |")
+# --8<-- [end:files]
 
 # --8<-- [start:command]
 node_ids = " \\\n    ".join(f"tests/{file}::{test}" for _, file, test in LAYERS)

@@ -1,0 +1,36 @@
+"""What the benchmark ran on: CPU, cores, memory, load, library versions, date."""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("numpy", "numba", "lightgbm", "xgboost", "twinrank")
+
+
+def machine() -> dict:
+    info = {"cpu": _cpu_model(), "logical_cores": os.cpu_count(), "usable_cores": len(os.sched_getaffinity(0)),
+            "memory_gb": _memory_gb(), "load_average": os.getloadavg(), "python": platform.python_version(),
+            "kernel": platform.release(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    for package in PACKAGES:
+        try:
+            info[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            info[package] = "not installed"
+    return info
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _memory_gb() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            return round(int(line.split()[1]) / 2**20, 1)
+    return float("nan")

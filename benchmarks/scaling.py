@@ -1,0 +1,130 @@
+"""How the cost grows: ms per tree against rows, and the lambdas' cost against documents per query.
+
+    python benchmarks/scaling.py [--rows 250000 500000 1000000] [--trees 20] [--threads 2]
+
+* **Rows.** The first ``queries_for_rows(r)`` queries of one generated training set,
+  for each ``r``; every framework trains ``--trees`` trees in a process of its own
+  (``_measure.py``, mode ``train``), ms per tree as in ``speed.py``.
+* **Lambdas.** ``twinrank.fast.objectives.lambdarank`` (NDCG, no cutoff) on
+  ``--lambda-rows`` rows cut into queries of ``n`` documents each, with all pairs
+  (truncation None, O(n^2) per query) and with truncation 20 (O(20 n)); scores are
+  random normal (no ties), the median of ``REPEATS`` calls after one warm-up call.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _frameworks import FRAMEWORKS, Settings
+from _measure import save, settings_json
+from generate import generate, queries_for_rows
+
+HERE = Path(__file__).resolve().parent
+REPEATS = 5
+DOCS_PER_QUERY = (10, 30, 100, 300, 1000)
+
+
+def run_worker(name, directory, mode, settings: Settings, env=None, **extra) -> dict:
+    """``_measure.py`` in a fresh process; its JSON result, or ``{"error": ...}``."""
+    done = subprocess.run([sys.executable, str(HERE / "_measure.py"), name, str(directory), mode,
+                           settings_json(settings, **extra)], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        return {"framework": name, "error": done.stderr.strip().splitlines()[-1:] or ["failed"]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rows_scaling(train, sizes, settings: Settings, frameworks, env=None) -> list[dict]:
+    """ms per tree of every framework on the first ``queries_for_rows(size)`` queries of ``train``."""
+    results = []
+    with tempfile.TemporaryDirectory() as directory:
+        for size in sizes:
+            part = train.take_queries(np.arange(min(queries_for_rows(size), train.n_queries)))
+            save(part, directory, "train")
+            row = {"rows": part.n_rows}
+            for name in frameworks:
+                result = run_worker(name, directory, "train", settings, env=env)
+                row[name] = result.get("ms_per_tree", float("nan"))
+                print(f"  {part.n_rows:>9,} rows  {name:<9} {row[name]:8.1f} ms/tree", flush=True)
+            results.append(row)
+    return results
+
+
+def lambda_cost(total_rows=240_000, docs_per_query=DOCS_PER_QUERY, truncations=(None, 20), threads=2) -> list[dict]:
+    """Milliseconds of one ``lambdarank`` call on ``total_rows`` rows, per query size and truncation."""
+    from twinrank.fast import objectives
+    from twinrank.fast._threads import threads as numba_threads
+
+    rng = np.random.default_rng(0)
+    results = []
+    for n in docs_per_query:
+        data = generate(max(1, total_rows // n), docs_per_query=n)
+        scores = rng.standard_normal(data.n_rows)  # (n_rows,)
+        for truncation in truncations:
+            with numba_threads(threads):
+                seconds = _median_seconds(lambda: objectives.lambdarank(
+                    data.y, scores, data.query_offsets, metric="ndcg", truncation=truncation))
+            top = n - 1 if truncation is None else min(n - 1, truncation)
+            pairs = data.n_queries * sum(n - 1 - a for a in range(top))
+            results.append({"docs_per_query": n, "truncation": truncation, "rows": data.n_rows,
+                            "ms": 1e3 * seconds, "ns_per_doc": 1e9 * seconds / data.n_rows,
+                            "ns_per_pair": 1e9 * seconds / max(pairs, 1)})
+            print(f"  {n:>5} docs/query  truncation {str(truncation):>4}  {1e3 * seconds:9.1f} ms", flush=True)
+    return results
+
+
+def _median_seconds(call) -> float:
+    call()  # warm-up: compilation or cache load
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def report(rows: list[dict], lambdas: list[dict], frameworks) -> str:
+    """Both measurements as Markdown tables."""
+    lines = []
+    if rows:
+        lines += ["| rows | " + " | ".join(f"{name} ms / tree" for name in frameworks) + " | twinrank / LightGBM |",
+                  "|---:|" + "---:|" * (len(frameworks) + 1)]
+        for row in rows:
+            ratio = row.get("twinrank", np.nan) / row.get("lightgbm", np.nan)
+            lines.append(f"| {row['rows']:,} | " + " | ".join(f"{row[name]:.1f}" for name in frameworks)
+                         + f" | {ratio:.2f} |")
+    if lambdas:
+        lines += ["", "| documents per query | rows | all pairs: ms | ns / doc | truncation 20: ms | ns / doc |",
+                  "|---:|---:|---:|---:|---:|---:|"]
+        for n in sorted({r["docs_per_query"] for r in lambdas}):
+            full, cut = (next(r for r in lambdas if r["docs_per_query"] == n and r["truncation"] == t)
+                         for t in (None, 20))
+            lines.append(f"| {n} | {full['rows']:,} | {full['ms']:.1f} | {full['ns_per_doc']:.0f} | "
+                         f"{cut['ms']:.1f} | {cut['ns_per_doc']:.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[250_000, 500_000, 1_000_000])
+    parser.add_argument("--trees", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--truncation", type=lambda v: None if v == "none" else int(v), default=30)
+    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
+    parser.add_argument("--lambda-rows", type=int, default=240_000)
+    args = parser.parse_args(argv)
+    frameworks = args.frameworks.split(",")
+    settings = Settings(trees=args.trees, threads=args.threads, truncation=args.truncation)
+    train = generate(queries_for_rows(max(args.rows)))
+    rows = rows_scaling(train, args.rows, settings, frameworks)
+    print(report(rows, lambda_cost(args.lambda_rows, threads=args.threads), frameworks))
+
+
+if __name__ == "__main__":
+    main()

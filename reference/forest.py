@@ -1,0 +1,302 @@
+r"""Random forests for ranking (Breiman 2001; RF-point, Ibrahim 2021) and IGBRT (Mohan et al. 2010).
+
+**Random forest.** :math:`T` regression trees, each grown
+
+1. on its own sample of the training set: a bootstrap sample of the rows
+   (:math:`n` draws with replacement; a row drawn twice counts twice), or the
+   rows of a random fraction ``query_subsample`` of the queries drawn without
+   replacement (Ibrahim's sub-sample size :math:`p`), or a bootstrap of those rows;
+2. with k random features considered at each node (``feature_fraction``);
+3. unpruned: a node is split until it is pure, holds fewer than
+   ``2 * min_samples_leaf`` rows, or the tree has ``max_leaves`` leaves;
+
+and the forest scores their mean, :math:`F(x) = \frac1T \sum_t f_t(x)` (tree weights
+:math:`1/T`, base score 0). A forest tree is the engine's Newton tree
+(:func:`tree.grow_tree`) on :math:`g_i = -y_i`, :math:`h_i = 1` (no L2 penalty): a
+node of :math:`n` rows has :math:`G = -\sum y_i = -n \bar y`, :math:`H = n`, so
+
+.. math::
+
+    v = -\frac{G}{H} = \bar y, \qquad
+    \mathrm{gain} = \frac{G_L^2}{H_L} + \frac{G_R^2}{H_R} - \frac{G^2}{H}
+                  = n_L \bar y_L^2 + n_R \bar y_R^2 - n \bar y^2,
+
+the leaf value is the mean label of its rows and the gain is CART's decrease of
+the squared error :math:`\sum (y_i - \bar y)^2` (Breiman et al. 1984): each tree is
+a CART regression tree on binned features.
+
+**IGBRT** (Mohan, Chen & Weinberger 2010): gradient boosting of the squared error
+(:mod:`gbrt`) started from a random forest's scores instead of the mean label,
+
+.. math:: F(x) = \mathrm{RF}(x) + \eta \sum_{m=1}^{M} f_m(x),
+
+the boosted trees fitting the residuals :math:`y_i - \mathrm{RF}(x_i)`. The forest is
+the model's ``init_model``, saved inside it.
+
+**Random draws**, from ``make_rng(seed)``, per tree in tree order: the query
+subsample (if ``query_subsample < 1``), then the bootstrap (if ``bootstrap``), then
+the node feature subsets (if k < d). A batch of ``TREES_PER_BATCH`` trees is drawn
+before it is grown (the fast twin may grow a batch's trees at once), so the same
+seed gives the same forest in both twins, on any number of threads. IGBRT grows
+its forest with ``seed`` and boosts with ``seed + 1``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import binning, boosting, metrics, objectives, predict, tree
+from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_progress
+from .data import Dataset
+from .gbrt import GBRT, _check_stopping, counting_from
+from .errors import ParameterError
+from .model import Ensemble
+from .params import BoostParams, ForestParams
+from .sampling import bootstrap, feature_masks, make_rng, subsample
+
+TREES_PER_BATCH = 16  # trees drawn, then grown, at a time
+
+
+def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list:
+    """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`tree.grow_tree`)."""
+    return [tree.grow_tree(binned, gradients, hessians, thresholds, params, rows=rows,
+                           feature_mask=mask) for rows, mask in samples]
+
+
+KERNELS = SimpleNamespace(
+    bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins, grow_trees=grow_trees,
+    predict_tree_binned=predict.predict_tree_binned, evaluate=metrics.evaluate,
+)
+
+
+def grow_forest(train: Dataset, params: ForestParams, *, valid: Dataset | None = None,
+                algorithm: str = "random_forest", model_params: dict | None = None,
+                callback=None) -> Ensemble:
+    r"""Grow a random forest of ``params.n_trees`` trees on ``train`` (the module docstring).
+
+    Parameters
+    ----------
+    train : Dataset
+    params : ForestParams
+    valid : Dataset, optional; the metric of the forest of the first ``t`` trees is
+        recorded for ``t = 1 .. T`` (no early stopping: more trees do not overfit).
+    algorithm, model_params : stored on the model.
+    callback : callable ``(iteration, record)`` called after every tree, ``record`` a dict
+        of metric values (``"train:ndcg@10"`` in-sample, ``"valid:ndcg@10"``).
+
+    Returns
+    -------
+    Ensemble with tree weights :math:`1/T` and base score 0.
+    """
+    return run_forest(KERNELS, train, params, valid=valid, algorithm=algorithm,
+                      model_params=model_params, callback=callback)
+
+
+def run_forest(kernels, train, params, *, valid, algorithm, model_params, callback) -> Ensemble:
+    """The loop of :func:`grow_forest`, on the kernels of one twin."""
+    rng = make_rng(params.seed)
+    thresholds = kernels.bin_thresholds(train.X, params.max_bins)
+    binned = kernels.apply_bins(train.X, thresholds)
+    gradients, hessians = -train.y, np.ones(train.n_rows)  # leaf value -G/H = mean label
+    scored = [(train, binned, np.zeros(train.n_rows), "train")]  # running sums of tree scores
+    if valid is not None:
+        scored.append((valid, kernels.apply_bins(valid.X, thresholds), np.zeros(valid.n_rows), "valid"))
+    trees, history = [], {}
+    while len(trees) < params.n_trees:
+        n_batch = min(TREES_PER_BATCH, params.n_trees - len(trees))
+        samples = [tree_sample(rng, train, params) for _ in range(n_batch)]
+        for f in kernels.grow_trees(binned, gradients, hessians, thresholds, params.tree, samples):
+            trees.append(f)
+            record = {}
+            for data, data_binned, sums, name in scored:
+                sums += kernels.predict_tree_binned(f, data_binned)
+                record[f"{name}:{params.metric}"] = float(kernels.evaluate(
+                    [params.metric], data.y, sums / len(trees), data.query_offsets,
+                    convention=params.convention)[params.metric])
+                history.setdefault(f"{name}:{params.metric}", []).append(record[f"{name}:{params.metric}"])
+            if callback is not None:
+                callback(len(trees), record)
+    return Ensemble(trees=trees, tree_weights=np.full(len(trees), 1.0 / len(trees)),
+                    base_score=0.0, n_features=train.n_features, algorithm=algorithm,
+                    params=dict(model_params or {}), history=history)
+
+
+def tree_sample(rng, train: Dataset, params: ForestParams):
+    """One tree's ``(rows, feature_mask)``: rows None for all rows; the draws in documented order."""
+    rows = None
+    if params.query_subsample < 1.0:
+        queries = subsample(rng, train.n_queries, params.query_subsample)
+        rows = boosting.query_rows(train.query_offsets, queries)  # (n_sampled_rows,)
+    if params.bootstrap:
+        pool = np.arange(train.n_rows) if rows is None else rows
+        rows = pool[bootstrap(rng, len(pool))]  # (len(pool),) sorted, rows may repeat
+    k = params.tree.n_features_per_node(train.n_features)
+    mask = feature_masks(rng, 2 * params.tree.max_leaves - 1, train.n_features, k)
+    return rows, mask
+
+
+class RandomForest(BoostedRanker):
+    r"""Random forest for ranking (RF-point): unpruned CART trees on bootstrap or query samples.
+
+    Parameters
+    ----------
+    n_trees : trees :math:`T` averaged.
+    max_leaves, max_depth, min_samples_leaf : tree shape (see
+        :class:`~twinrank.reference.params.TreeParams`); the defaults grow trees that
+        are unpruned in practice (a node stops when it is pure or too small).
+    feature_fraction : fraction of features drawn at each node, at least one (k random features).
+    bootstrap : grow each tree on a bootstrap sample of its rows.
+    query_subsample : fraction of the queries each tree sees, without replacement.
+    max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    metric, convention : metric recorded after every tree (history, progress).
+    seed : seed of every random draw.
+    n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    verbose : print one line per ``verbose`` trees to stderr (0: silent).
+    """
+
+    _engine = SimpleNamespace(grow_forest=grow_forest, predict=predict)
+    min_hessian_in_leaf = 0.0  # h = 1 per row: the row count already bounds every leaf
+    lambda_l2 = 0.0  # leaf values are plain means of the labels
+
+    def __init__(self, *, n_trees=100, max_leaves=1024, max_depth=None, min_samples_leaf=1,
+                 feature_fraction=0.1, bootstrap=True, query_subsample=1.0, max_bins=255,
+                 metric="ndcg@10", convention="lightgbm", seed=0, n_threads=None, verbose=0):
+        self.n_trees = n_trees
+        self.max_leaves = max_leaves
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.feature_fraction = feature_fraction
+        self.bootstrap = bootstrap
+        self.query_subsample = query_subsample
+        self.max_bins = max_bins
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.n_threads = n_threads
+        self.verbose = verbose
+
+    def forest_params(self) -> ForestParams:
+        """The validated :class:`ForestParams` of this estimator."""
+        return ForestParams(n_trees=self.n_trees, tree=self.tree_params(), bootstrap=self.bootstrap,
+                            query_subsample=self.query_subsample, max_bins=self.max_bins,
+                            metric=self.metric, convention=self.convention, seed=self.seed)
+
+    def planned_trees(self) -> int:
+        """The number of trees ``fit`` grows (the progress display's total)."""
+        return self.n_trees
+
+    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
+        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
+
+        The first ``eval_set`` entry's metric is recorded after every tree.
+        ``callback`` ``(iteration, record)`` is called after every tree.
+        """
+        params = self.forest_params()
+        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        with self._threads():
+            model = self._engine.grow_forest(train, params, valid=valid,
+                                             model_params=self._model_params(),
+                                             callback=with_progress(callback, self.verbose))
+        self._set_fitted(model)
+        return self
+
+
+class IGBRT(GBRT):
+    r"""Initialized GBRT (Mohan, Chen & Weinberger 2010): GBRT boosted from a random forest's scores.
+
+    ``fit`` grows a :class:`RandomForest` with the ``rf_`` parameters and seed
+    ``seed``, then boosts squared-error trees on its residuals with the other
+    parameters and seed ``seed + 1``. The model is the boosted trees with the forest
+    as ``init_model``: ``predict`` is forest + boosted trees. With early stopping the
+    boosting may keep 0 trees: the model is then the forest.
+
+    Parameters
+    ----------
+    n_trees, learning_rate, max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf,
+    lambda_l2, subsample, subsample_by, feature_fraction :
+        the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT`.
+    max_bins, metric, convention : shared by the forest and the boosting.
+    early_stopping_rounds, overfit_tolerance, overfit_extra_trees : the boosting's
+        stopping rule on the first ``eval_set`` (the forest's score is round 0).
+    rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction,
+    rf_bootstrap, rf_query_subsample : the forest's, as in :class:`RandomForest`.
+    seed, n_threads, verbose : as in :class:`~twinrank.reference.gbrt.GBRT`.
+    """
+
+    _engine = SimpleNamespace(RandomForest=RandomForest, boosting=boosting, objectives=objectives,
+                              predict=predict)
+
+    def __init__(self, *, n_trees=100, learning_rate=0.05, max_leaves=15, max_depth=None,
+                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
+                 subsample_by="rows", feature_fraction=1.0, max_bins=255, metric="ndcg@10",
+                 convention="lightgbm", early_stopping_rounds=None, overfit_tolerance=None,
+                 overfit_extra_trees=250, rf_n_trees=100, rf_max_leaves=1024, rf_max_depth=None,
+                 rf_min_samples_leaf=1, rf_feature_fraction=0.1, rf_bootstrap=True,
+                 rf_query_subsample=1.0, seed=0, n_threads=None, verbose=0):
+        self.n_trees = n_trees
+        self.learning_rate = learning_rate
+        self.max_leaves = max_leaves
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_hessian_in_leaf = min_hessian_in_leaf
+        self.lambda_l2 = lambda_l2
+        self.subsample = subsample
+        self.subsample_by = subsample_by
+        self.feature_fraction = feature_fraction
+        self.max_bins = max_bins
+        self.metric = metric
+        self.convention = convention
+        self.early_stopping_rounds = early_stopping_rounds
+        self.overfit_tolerance = overfit_tolerance
+        self.overfit_extra_trees = overfit_extra_trees
+        self.rf_n_trees = rf_n_trees
+        self.rf_max_leaves = rf_max_leaves
+        self.rf_max_depth = rf_max_depth
+        self.rf_min_samples_leaf = rf_min_samples_leaf
+        self.rf_feature_fraction = rf_feature_fraction
+        self.rf_bootstrap = rf_bootstrap
+        self.rf_query_subsample = rf_query_subsample
+        self.seed = seed
+        self.n_threads = n_threads
+        self.verbose = verbose
+
+    def forest(self) -> RandomForest:
+        """The (unfitted) random forest of this IGBRT: the ``rf_`` and shared parameters, ``seed``."""
+        return self._engine.RandomForest(
+            n_trees=self.rf_n_trees, max_leaves=self.rf_max_leaves, max_depth=self.rf_max_depth,
+            min_samples_leaf=self.rf_min_samples_leaf, feature_fraction=self.rf_feature_fraction,
+            bootstrap=self.rf_bootstrap, query_subsample=self.rf_query_subsample,
+            max_bins=self.max_bins, metric=self.metric, convention=self.convention,
+            seed=self.seed, n_threads=self.n_threads)
+
+    def boost_params(self) -> BoostParams:
+        """The validated :class:`BoostParams` of the boosting (seed ``seed + 1``)."""
+        return dataclasses.replace(super().boost_params(), seed=self.seed + 1)
+
+    def planned_trees(self) -> int:
+        """The most trees ``fit`` grows: the forest's and the boosting's."""
+        return self.rf_n_trees + self.n_trees
+
+    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
+        """Fit the forest, then boost from its scores; arguments as :meth:`GBRT.fit`.
+
+        ``callback`` sees the forest's trees as iterations ``1 .. rf_n_trees`` and the
+        boosted trees after them.
+        """
+        params = self.boost_params()
+        forest = self.forest()
+        try:
+            forest.forest_params()  # validate both parts before any work
+        except ParameterError as e:
+            raise ParameterError(f"the forest's parameters (rf_*): {e}") from None
+        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        _check_stopping(params, valid)
+        progress = with_progress(callback, self.verbose)
+        with self._threads():
+            forest.fit(train, eval_set=None if valid is None else [valid], callback=progress)
+            model = self._boost_runs(train, valid, params, forest.model_, 0.0, "igbrt",
+                                     counting_from(forest.n_trees, progress), n_runs=1)
+        self._set_fitted(model)
+        return self

@@ -1,0 +1,187 @@
+r"""Gradient boosted regression trees for pointwise ranking (Friedman 2001, 2002; Mohan 2010).
+
+GBRT fits the relevance labels by least squares, :math:`L = \tfrac12 \sum_i (F(x_i) - y_i)^2`
+(:func:`objectives.squared_error`: :math:`g_i = F(x_i) - y_i`, :math:`h_i = 1`), and ranks
+the documents of a query by :math:`F`. Friedman's Algorithm 2 (LS_Boost):
+
+.. math::
+
+    F_0 = \arg\min_c \sum_i (y_i - c)^2 = \bar y, \qquad
+    F_m(x) = F_{m-1}(x) + \eta \sum_l \gamma_{lm} \mathbb 1[x \in R_{lm}],
+
+where tree :math:`m` is grown on the residuals :math:`r_i = y_i - F_{m-1}(x_i) = -g_i`
+and each leaf value :math:`\gamma_{lm} = -\sum g / \sum h` is the mean residual of
+its rows. The variants of Mohan's thesis (2010, Ch. 3) are parameters:
+
+* **stochastic GBRT** (Friedman 2002): each tree sees a fraction ``subsample`` of
+  the rows, or of whole queries, drawn without replacement;
+* **k-stochastic GBRT**: each node considers k random features
+  (``feature_fraction``);
+* **averaged k-stochastic GBRT**: the average of ``average_runs`` runs seeded
+  ``seed, seed + 1, ...``, kept as one model whose trees are all the runs' trees,
+  each weighted :math:`1/b`:
+
+  .. math:: F(x) = \frac1b \sum_{i=0}^{b-1} F^{(i)}(x).
+
+Random draws, from ``make_rng(seed + i)`` for run ``i``, per round: the round's rows
+or queries, then the node feature subsets (:mod:`boosting`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import boosting, objectives, predict
+from ._estimator import BoostedRanker, as_dataset, as_model, first_eval_set, with_progress
+from .errors import ParameterError
+from .model import Ensemble
+from .params import BoostParams, check_int
+
+
+class GBRT(BoostedRanker):
+    r"""Gradient boosted regression trees on the squared error (stochastic, k-stochastic, averaged).
+
+    Parameters
+    ----------
+    n_trees, learning_rate : boosting rounds :math:`M` and shrinkage :math:`\eta`.
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2 :
+        tree shape (see :class:`~twinrank.reference.params.TreeParams`): leaf-limited
+        trees by ``max_leaves``, depth-limited trees by ``max_depth`` (with ``max_leaves``
+        at least :math:`2^{\text{depth}}`).
+    subsample : fraction of the training units each tree sees, without replacement
+        (stochastic GBRT, Friedman 2002); 1 uses every row.
+    subsample_by : ``"rows"`` (Friedman) or ``"queries"`` (whole queries).
+    feature_fraction : fraction of features drawn at each node (k-stochastic GBRT).
+    average_runs : number :math:`b` of independently seeded runs averaged into the model
+        (averaged k-stochastic GBRT); run ``i`` uses seed ``seed + i``.
+    max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    metric, convention : validation metric and its convention (history, early stopping).
+    early_stopping_rounds : patience on the first ``eval_set`` (each run stops on its own).
+    overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
+    init_model : prior model (path, Ensemble or fitted estimator); the boosting starts
+        from its scores instead of the mean label, and it is kept in the model.
+    seed : seed of run 0's random draws.
+    n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    verbose : print one line per ``verbose`` trees to stderr (0: silent).
+
+    Attributes
+    ----------
+    model_ : Ensemble, with ``base_score`` :math:`F_0 = \bar y` (0 with an ``init_model``).
+        With ``average_runs > 1`` its history keys are prefixed ``"run{i}:"`` and
+        ``best_iteration`` is None (each run has its own).
+    """
+
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+
+    def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
+                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
+                 subsample_by="rows", feature_fraction=1.0, average_runs=1, max_bins=255,
+                 metric="ndcg@10", convention="lightgbm", early_stopping_rounds=None,
+                 overfit_tolerance=None, overfit_extra_trees=250, init_model=None, seed=0,
+                 n_threads=None, verbose=0):
+        self.n_trees = n_trees
+        self.learning_rate = learning_rate
+        self.max_leaves = max_leaves
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_hessian_in_leaf = min_hessian_in_leaf
+        self.lambda_l2 = lambda_l2
+        self.subsample = subsample
+        self.subsample_by = subsample_by
+        self.feature_fraction = feature_fraction
+        self.average_runs = average_runs
+        self.max_bins = max_bins
+        self.metric = metric
+        self.convention = convention
+        self.early_stopping_rounds = early_stopping_rounds
+        self.overfit_tolerance = overfit_tolerance
+        self.overfit_extra_trees = overfit_extra_trees
+        self.init_model = init_model
+        self.seed = seed
+        self.n_threads = n_threads
+        self.verbose = verbose
+
+    def boost_params(self) -> BoostParams:
+        """The validated :class:`BoostParams` of run 0."""
+        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate,
+                           tree=self.tree_params(), subsample=self.subsample,
+                           subsample_by=self.subsample_by, max_bins=self.max_bins,
+                           metric=self.metric, convention=self.convention,
+                           early_stopping_rounds=self.early_stopping_rounds,
+                           overfit_tolerance=self.overfit_tolerance,
+                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed)
+
+    def planned_trees(self) -> int:
+        """The most trees ``fit`` grows (the progress display's total)."""
+        return self.n_trees * self.average_runs
+
+    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
+        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
+
+        Only the first ``eval_set`` entry drives early stopping. ``callback``
+        ``(iteration, record)`` is called after every tree; ``iteration`` counts the
+        trees of all runs so far.
+        """
+        params = self.boost_params()
+        check_int("average_runs", self.average_runs, low=1)
+        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        _check_stopping(params, valid)
+        init_model = as_model(self.init_model)
+        base_score = float(np.mean(train.y)) if init_model is None else 0.0
+        with self._threads():
+            model = self._boost_runs(train, valid, params, init_model, base_score, "gbrt",
+                                     with_progress(callback, self.verbose), self.average_runs)
+        self._set_fitted(model)
+        return self
+
+    def _boost_runs(self, train, valid, params, init_model, base_score, algorithm, callback,
+                    n_runs):
+        """``n_runs`` boosting runs of the squared error, averaged into one Ensemble."""
+        objective, runs, done = self._objective(train), [], 0
+        for i in range(n_runs):
+            run_params = dataclasses.replace(params, seed=params.seed + i)
+            runs.append(self._engine.boosting.boost(
+                train, objective, run_params, valid=valid, init_model=init_model,
+                algorithm=algorithm, model_params=self._model_params(), base_score=base_score,
+                callback=counting_from(done, callback)))
+            done += len(runs[-1].history.get(f"train:{params.metric}", []))
+        return averaged(runs)
+
+    def _objective(self, train):
+        squared_error = self._engine.objectives.squared_error
+
+        def objective(scores, queries):  # rows outside the round's sample are not used
+            return squared_error(train.y, scores)
+        return objective
+
+
+def averaged(runs: list) -> Ensemble:
+    r"""One Ensemble scoring the mean of ``runs`` (same base score and prior model).
+
+    Its trees are every run's trees in run order, each weighted :math:`w / b`. One
+    run is returned as it is.
+    """
+    if len(runs) == 1:
+        return runs[0]
+    b, first = len(runs), runs[0]
+    history = {f"run{i}:{key}": values for i, run in enumerate(runs)
+               for key, values in run.history.items()}
+    return Ensemble(trees=[t for run in runs for t in run.trees],
+                    tree_weights=np.concatenate([run.tree_weights / b for run in runs]),
+                    base_score=first.base_score, n_features=first.n_features,
+                    init_model=first.init_model, algorithm=first.algorithm, params=first.params,
+                    history=history, best_iteration=None)
+
+
+def counting_from(offset: int, callback):
+    """``callback`` with ``offset`` added to every iteration (trees grown by earlier phases)."""
+    if callback is None:
+        return None
+    return lambda iteration, record: callback(offset + iteration, record)
+
+
+def _check_stopping(params: BoostParams, valid) -> None:
+    if valid is None and (params.early_stopping_rounds or params.overfit_tolerance is not None):
+        raise ParameterError("early stopping needs an eval_set")
