@@ -154,7 +154,7 @@ def report(result: dict) -> str:
     grower = result["grower_ms"]
     if grower:
         status = "same tree as `grow_tree`" if result["grower_check"] else "**replay grew a different tree**"
-        lines += ["", f"Inside `grow_tree` and the argument checks, on {result['sampled_trees']} sampled trees "
+        lines += ["", f"Inside `grow_tree`, and the argument checks, on {result['sampled_trees']} sampled tree(s) "
                       f"(kernels replayed one by one; {status}):", "",
                   "| part | ms / tree |", "|---|---:|"]
         lines += [f"| {label} | {ms:.1f} |" for label, ms in grower.items()]

@@ -100,7 +100,7 @@ def report(rows: list[dict], lambdas: list[dict], frameworks) -> str:
             lines.append(f"| {row['rows']:,} | " + " | ".join(f"{row[name]:.1f}" for name in frameworks)
                          + f" | {ratio:.2f} |")
     if lambdas:
-        lines += ["", "| documents per query | rows | all pairs: ms | ns / doc | truncation 20: ms | ns / doc |",
+        lines += [""] * bool(lines) + ["| documents per query | rows | all pairs: ms | ns / doc | truncation 20: ms | ns / doc |",
                   "|---:|---:|---:|---:|---:|---:|"]
         for n in sorted({r["docs_per_query"] for r in lambdas}):
             full, cut = (next(r for r in lambdas if r["docs_per_query"] == n and r["truncation"] == t)

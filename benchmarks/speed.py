@@ -40,10 +40,11 @@ HERE = Path(__file__).resolve().parent
 COLUMNS = (  # (result key, header, format, higher is better)
     ("warmup_s", "warm-up (s)", "{:.1f}", False),
     ("bin_s", "binning (s)", "{:.2f}", False),
-    ("ms_per_tree", "ms / tree", "{:.0f}", False),
-    ("docs_per_s", "scoring, 100 trees (docs/s)", "{:,.0f}", True),
-    ("docs_per_s_big", "scoring, 1000 trees (docs/s)", "{:,.0f}", True),
+    ("ms_per_tree_median", "ms / tree", "{:.0f}", False),
+    ("docs_per_s", "scoring, {trees} trees (docs/s)", "{:,.0f}", True),
+    ("docs_per_s_big", "scoring, {score_trees} trees (docs/s)", "{:,.0f}", True),
     ("peak_rss_mb", "peak RSS (MB)", "{:,.0f}", False),
+    ("rss_increase_mb", "peak RSS - RSS at start (MB)", "{:,.0f}", False),
     ("ndcg@10", "test NDCG@10", "{:.4f}", True),
 )
 
@@ -72,6 +73,7 @@ def run(args) -> dict:
             result = scaling.run_worker(name, directory, "full", settings, env=env,
                                         score_trees=args.score_trees, score_queries=args.score_queries)
             if "error" not in result:
+                result["rss_increase_mb"] = result["peak_rss_mb"] - result["rss_before_mb"]
                 result["ndcg@10"] = _ndcg(test, np.load(Path(directory) / f"{name}_scores.npy"))
             out["results"][name] = result
             print(f"  {json.dumps(result)}", flush=True)
@@ -154,7 +156,8 @@ def markdown(out: dict) -> str:
 def _main_table(out) -> str:
     results = out["results"]
     reference = results.get("lightgbm", {})
-    header = "| | " + " | ".join(title for _, title, _, _ in COLUMNS) + " |"
+    trees = {"trees": out["settings"]["trees"], "score_trees": out.get("score_trees", 1000)}
+    header = "| | " + " | ".join(title.format(**trees) for _, title, _, _ in COLUMNS) + " |"
     lines = [header, "|---|" + "---:|" * len(COLUMNS)]
     for name, result in results.items():
         if "error" in result:
@@ -179,7 +182,10 @@ def _notes(out) -> str:
         "above 1 for throughput and NDCG.",
         f"Test NDCG@10 uses the LightGBM convention (a query without relevant documents scores 1); random "
         f"scores get {d['random_ndcg@10']:.4f}.",
-        "ms / tree is the mean wall time of boosting rounds 2..N (the median and round 1 are in the JSON); "
+        "ms / tree is the median wall time of boosting rounds 2..N (robust to the other jobs of a shared "
+        "machine; the mean and round 1 are in the JSON: "
+        + ", ".join(f"{name} mean {res['ms_per_tree']:.0f} ms" for name, res in r.items() if "ms_per_tree" in res)
+        + "); "
         "twinrank's round includes its NDCG@10 on the training set, which its loop computes after every tree "
         "(LightGBM and XGBoost evaluate nothing here).",
         "Binning: twinrank `bin_thresholds` + `apply_bins` on all rows; LightGBM `Dataset.construct()` "
@@ -199,10 +205,11 @@ def _notes(out) -> str:
                        "`inplace_predict`). The 1000-tree models are real models of each framework, trained "
                        f"on the first {first['big_train_rows']:,} training rows (a smaller set so that 1000 "
                        f"trees train quickly): {', '.join(big)}.")
-    bullets.append("Peak RSS: the high-water mark of the framework's own process (`VmHWM`, reset after the data "
-                   "are loaded and the warm-up is done) through binning, training and scoring; it includes the "
-                   "training and test data held in memory ("
-                   + ", ".join(f"{name} {res['rss_before_mb']:,.0f} MB resident before binning"
+    bullets.append("Peak RSS: the high-water mark of the framework's own process (`VmHWM`, reset after the "
+                   "training data are loaded and the warm-up is done) through binning, training and scoring. "
+                   "RSS at start is what was resident then: the training data, the interpreter and the "
+                   "framework's libraries ("
+                   + ", ".join(f"{name} {res['rss_before_mb']:,.0f} MB"
                                for name, res in r.items() if "rss_before_mb" in res) + ").")
     return "\n".join(f"- {b}" for b in bullets)
 
@@ -256,7 +263,7 @@ def main(argv=None):
     parser.add_argument("--json", metavar="PATH", help="write every number here")
     args = parser.parse_args(argv)
     out = run(args)
-    out["scaling_trees"] = args.scaling_trees
+    out.update(scaling_trees=args.scaling_trees, score_trees=args.score_trees)
     print(terminal(out))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))

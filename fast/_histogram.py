@@ -58,20 +58,20 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     Small nodes (under ``PARALLEL_WORK`` row-features) are built on the calling
     thread: waking the pool would cost more than the work.
 
-    # IN  bin_columns (n_rows, d) uint8 Fortran order; bin_rows the same bins in C order;
-    #     gradients, hessians (n_rows,); order (m,) row ids; n_threads: tasks to cut the
-    #     features into (contiguous ranges)
+    # IN  bin_columns (n_rows * d,) uint8, the bins in column-major order (feature f at
+    #     f * n_rows); bin_rows (n_rows * d,) the same bins row-major; gradients, hessians
+    #     (n_rows,); order (m,) row ids; n_threads: tasks to cut the features into
     # OUT hist (d, 256, 3) float64 C order; parent (d, 256, 3) if subtract
     # BUF gh (m, 2) float64, positions [start, stop) are overwritten
     """
-    n_features = bin_columns.shape[1]
+    n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
-    sparse = (stop - start) * SPARSE_RATIO < bin_columns.shape[0]
+    sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
             _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
-        _build_task(0, 1, hist, bin_columns, bin_rows, sparse, order, start, stop, gh,
-                    hessian_is_constant, h0, parent, subtract)
+        _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse, order, start,
+                    stop, gh, hessian_is_constant, h0, parent, subtract)
     else:
         _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, order, start, stop,
                         gh, hessian_is_constant, h0, n_tasks, parent, subtract)
@@ -83,8 +83,8 @@ def _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, or
     for i in prange(start, stop):
         _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
     for task in prange(n_tasks):
-        _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, gh,
-                    hessian_is_constant, h0, parent, subtract)
+        _build_task(np.int64(task), n_tasks, hist, bin_columns, bin_rows, sparse, order, start,
+                    stop, gh, hessian_is_constant, h0, parent, subtract)
 
 
 @njit(cache=True)
@@ -122,7 +122,7 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start
 
 # The inner loops index with unsigned integers: numba then emits no negative-index
 # wraparound, which otherwise costs more than the additions themselves.
-_1, _2, _3 = np.uint64(1), np.uint64(2), np.uint64(3)
+_1, _2, _3, _SLOT = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(SLOT_SIZE)
 
 
 @njit(cache=True)
@@ -145,18 +145,28 @@ def _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, first, la
                               with_hessians)
             f += 4
         for f in range(f, last):
-            column, base = bin_columns[:, f], np.uint64(f * SLOT_SIZE)
+            column = _column(bin_columns, f, len(flat) // SLOT_SIZE)
+            base = np.uint64(f * SLOT_SIZE)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
                 _add(flat, base + np.uint64(column[np.uint64(order[i])]) * _3, gh_flat[i << _1],
                      gh_flat[(i << _1) + _1], with_hessians)
 
 
 @njit(cache=True)
+def _column(bin_columns, f, n_features):
+    """The bins (n_rows,) of feature ``f`` in the column-major buffer."""
+    n_rows = len(bin_columns) // n_features
+    return bin_columns[f * n_rows:(f + 1) * n_rows]
+
+
+@njit(cache=True)
 def _sum_four_columns(flat, bin_columns, order, gh_flat, start, stop, f, with_hessians):
-    # IN bin_columns[:, f:f + 4] (n_rows,) uint8; OUT their histograms in flat
-    c0, c1, c2, c3 = bin_columns[:, f], bin_columns[:, f + 1], bin_columns[:, f + 2], bin_columns[:, f + 3]
-    b0 = np.uint64(f * SLOT_SIZE)
-    b1, b2, b3 = b0 + np.uint64(SLOT_SIZE), b0 + np.uint64(2 * SLOT_SIZE), b0 + np.uint64(3 * SLOT_SIZE)
+    # IN the columns f .. f + 3 of bin_columns; OUT their histograms in flat
+    d = len(flat) // SLOT_SIZE
+    c0, c1 = _column(bin_columns, f, d), _column(bin_columns, f + 1, d)
+    c2, c3 = _column(bin_columns, f + 2, d), _column(bin_columns, f + 3, d)
+    b0 = np.uint64(f * SLOT_SIZE)  # where each feature's histogram starts in flat
+    b1, b2, b3 = b0 + _SLOT, b0 + _2 * _SLOT, b0 + _3 * _SLOT
     for i in range(np.uint64(start), np.uint64(stop)):
         row = np.uint64(order[i])
         g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
@@ -170,8 +180,7 @@ def _sum_four_columns(flat, bin_columns, order, gh_flat, start, stop, f, with_he
 def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians):
     """Sparse nodes: copy a block of rows' bins ``[first, last)`` to a buffer, then sum from it."""
     width = np.uint64(last - first)
-    n_features = np.uint64(bin_rows.shape[1])
-    all_bins = bin_rows.reshape(bin_rows.size)  # (n_rows * d,) row-major
+    n_features = np.uint64(len(flat) // SLOT_SIZE)
     block = np.empty(GATHER_ROWS * (last - first), dtype=np.uint8)  # (GATHER_ROWS, width)
     base = np.uint64(first * SLOT_SIZE)
     for block_start in range(start, stop, GATHER_ROWS):
@@ -180,7 +189,7 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
         for i in range(block_start, block_stop):
             row_start = np.uint64(order[i]) * n_features + np.uint64(first)
             for j in range(width):
-                block[k + j] = all_bins[row_start + j]
+                block[k + j] = bin_rows[row_start + j]
             k += width
         k = np.uint64(0)
         for i in range(np.uint64(block_start), np.uint64(block_stop)):
@@ -188,5 +197,5 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
             at = base
             for j in range(width):
                 _add(flat, at + np.uint64(block[k + j]) * _3, g, h, with_hessians)
-                at += np.uint64(SLOT_SIZE)
+                at += _SLOT
             k += width

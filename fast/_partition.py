@@ -39,7 +39,8 @@ def partition(src, dst, start, stop, column, bin_threshold, missing_left, n_left
     # BUF goes_left (m,) uint8, block_lefts (m // PARTITION_BLOCK + 2,) int64
     """
     if stop - start <= PARTITION_BLOCK:
-        counted = _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, n_left)
+        counted = _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left,
+                                    n_left)
     else:
         counted = _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left,
                                     goes_left, block_lefts)

@@ -37,38 +37,38 @@ def _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_
 
 @njit(cache=True)
 def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2):
-    """First best ``(gain, bin, side)`` of one feature; side 1 = missing rows left. O(n_bins)."""
+    """First best ``(gain, bin, side)`` of one feature; side 1 = missing rows left. O(n_bins).
+
+    Bins ``0 .. n_bins - 2``: missing rows right, then (if any) left. The last value
+    bin only with missing rows (all values left, missing right).
+    """
     # IN slots (256, 3) the feature's histogram
     best, best_bin, best_side = -np.inf, -1, 0
     g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
     g_left = h_left = c_left = 0.0
-    for b in range(n_bins - 1):
+    for b in range(n_bins):
         g_left += slots[b, 0]
         h_left += slots[b, 1]
         c_left += slots[b, 2]
-        gain = _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_hessian, l2)
-        if gain > best:
-            best, best_bin, best_side = gain, b, 0
-        if c_miss > 0:
+        last = b == n_bins - 1
+        if not last or c_miss > 0:
+            gain = _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows,
+                         min_hessian, l2)
+            if gain > best:
+                best, best_bin, best_side = gain, b, 0
+        if not last and c_miss > 0:
             gain = _gain(g_left + g_miss, h_left + h_miss, c_left + c_miss, g, h, c, parent_score,
                          penalty, min_rows, min_hessian, l2)
             if gain > best:
                 best, best_bin, best_side = gain, b, 1
-    if c_miss > 0:
-        b = n_bins - 1  # every value left, missing rows right
-        g_left += slots[b, 0]
-        h_left += slots[b, 1]
-        c_left += slots[b, 2]
-        gain = _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_hessian, l2)
-        if gain > best:
-            best, best_bin, best_side = gain, b, 0
     return best, best_bin, best_side
 
 
 @njit(cache=True)
 def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l2,
                gains, bins, sides):
-    """The feature of the node's best candidate (-1 if none is valid); its gain, bin, side in the buffers.
+    """The feature of the node's best candidate, -1 if none is valid (its gain, bin, side: in the
+    buffers).
 
     Scans in parallel over features from ``PARALLEL_FEATURES`` features on.
 
@@ -79,11 +79,11 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     n_features = len(allowed)
     if n_features < PARALLEL_FEATURES:
         for f in range(n_features):
-            _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
+            _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
                           min_hessian, l2, gains, bins, sides)
     else:
-        _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
-                       l2, gains, bins, sides)
+        _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
+                       min_hessian, l2, gains, bins, sides)
     best, best_feature = -np.inf, -1
     for f in range(n_features):
         if gains[f] > best:
@@ -92,10 +92,10 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
 
 
 @njit(parallel=True, cache=True)
-def _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian, l2,
-                   gains, bins, sides):
+def _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
+                   l2, gains, bins, sides):
     for f in prange(len(allowed)):
-        _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
+        _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
                       min_hessian, l2, gains, bins, sides)
 
 
@@ -110,7 +110,8 @@ def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_
 
 @njit(cache=True)
 def left_stats(slots, b, missing_left):
-    """``(G, H, count)`` of the left child of ``bin <= b`` (plus the missing slot), summed as in the scan."""
+    """``(G, H, count)`` of the left child ``bin <= b`` (plus the missing slot), summed as the scan
+    sums them."""
     g_left = h_left = c_left = 0.0
     for k in range(b + 1):
         g_left += slots[k, 0]

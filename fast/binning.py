@@ -6,6 +6,9 @@ Fortran order, so each feature's bins are contiguous for the histogram kernels.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -14,37 +17,34 @@ from twinrank.reference.params import check_int
 
 __all__ = ["MISSING_BIN", "bin_thresholds", "apply_bins"]
 
-_FEATURE_GROUP = 16  # columns copied to Fortran order at a time by bin_thresholds
+_FEATURE_GROUP = 16  # columns copied to contiguous memory at a time by bin_thresholds
 _ROW_BLOCK = 1024  # rows per task of apply_bins
 
 
 def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:
     """Numba-parallel twin of `twinrank.reference.binning.bin_thresholds`.
 
-    Columns are processed ``_FEATURE_GROUP`` at a time (one contiguous float copy of
-    the group), each column sorted by its own thread.
+    One column per task on ``numba.get_num_threads()`` threads: NumPy's sort (SIMD,
+    and it releases the GIL), then a compiled pass over the sorted values. Columns
+    are copied ``_FEATURE_GROUP`` at a time into contiguous memory first.
     """
     check_int("max_bins", max_bins, low=2, high=255)
     X = _checked_matrix(X)
-    n_features = X.shape[1]
-    table = np.empty((n_features, max_bins - 1))  # (n_features, max_bins - 1) thresholds, padded
-    counts = np.zeros(n_features, dtype=np.int64)  # (n_features,) thresholds per feature
-    for j0 in range(0, n_features, _FEATURE_GROUP):
-        group = np.asfortranarray(X[:, j0:j0 + _FEATURE_GROUP])  # (n_rows, <= 16)
-        _group_thresholds(group, max_bins, table[j0:j0 + _FEATURE_GROUP], counts[j0:j0 + _FEATURE_GROUP])
-    return [table[j, :counts[j]].copy() for j in range(n_features)]
+    thresholds = []
+    with ThreadPoolExecutor(max_workers=numba.get_num_threads()) as pool:
+        for j0 in range(0, X.shape[1], _FEATURE_GROUP):
+            group = np.asfortranarray(X[:, j0:j0 + _FEATURE_GROUP])  # (n_rows, <= 16)
+            thresholds += pool.map(lambda column: _thresholds_of(column, max_bins), group.T)
+    return thresholds
 
 
-@njit(parallel=True, cache=True)
-def _group_thresholds(columns, max_bins, table, counts):
-    # IN columns (n_rows, k) Fortran; OUT table (k, max_bins - 1), counts (k,)
-    for j in prange(columns.shape[1]):
-        column = columns[:, j]
-        present = np.sort(column[~np.isnan(column)])  # (n_present,)
-        counts[j] = _column_thresholds(present, max_bins, table[j])
+def _thresholds_of(column: np.ndarray, max_bins: int) -> np.ndarray:
+    present = np.sort(column[~np.isnan(column)])  # (n_present,)
+    out = np.empty(max_bins - 1)
+    return out[:_column_thresholds(present, max_bins, out)].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _column_thresholds(present, max_bins, out):
     """Write the thresholds of one sorted column into ``out``; return how many."""
     n = len(present)
@@ -66,7 +66,7 @@ def _column_thresholds(present, max_bins, out):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _n_distinct_at_most(sorted_values, cap):
     """The number of distinct values of a sorted array, counting stops at ``cap``."""
     count = 1
@@ -78,7 +78,7 @@ def _n_distinct_at_most(sorted_values, cap):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _append_new(out, k, value):
     """Append ``value`` to the non-decreasing ``out[:k]`` unless it repeats the last entry."""
     if k > 0 and out[k - 1] == value:
@@ -91,41 +91,45 @@ def apply_bins(X, thresholds: list) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.binning.apply_bins`.
 
     Returns the bins in Fortran order (each feature contiguous), read-only; one block of
-    ``_ROW_BLOCK`` rows per task, an eight-step binary search per value over the
-    thresholds padded with ``+inf`` to 255 slots.
+    ``_ROW_BLOCK`` rows per task, a binary search per value (log2 of the feature's
+    threshold count steps) over the thresholds padded with ``+inf`` to 255 slots.
     """
     X = _checked_matrix(X)
     _check_width(X, thresholds)
     table = np.full((X.shape[1], MISSING_BIN), np.inf)  # (n_features, 255) thresholds, +inf padded
     for j, t in enumerate(thresholds):
         table[j, :len(t)] = t
+    first_steps = np.array([1 << (len(t).bit_length() - 1) if len(t) else 0 for t in thresholds],
+                           dtype=np.int64)  # (n_features,) largest power of two <= len(t)
     binned = np.empty(X.shape, dtype=np.uint8, order="F")  # (n_rows, n_features)
-    _apply_bins(X, table, binned)
+    _apply_bins(X, table, first_steps, binned)
     binned.flags.writeable = False  # the tree grower caches a row-major copy (fast/_layout.py)
     return binned
 
 
 @njit(parallel=True, cache=True)
-def _apply_bins(X, table, binned):
-    # IN X (n_rows, n_features), table (n_features, 255); OUT binned (n_rows, n_features)
+def _apply_bins(X, table, first_steps, binned):
+    # IN X (n_rows, n_features), table (n_features, 255), first_steps (n_features,)
+    # OUT binned (n_rows, n_features)
     n_rows, n_features = X.shape
     n_blocks = (n_rows + _ROW_BLOCK - 1) // _ROW_BLOCK
     for block in prange(n_blocks):
         stop = min(n_rows, (block + 1) * _ROW_BLOCK)
         for j in range(n_features):
-            t = table[j]
+            t, first_step = table[j], first_steps[j]
             for i in range(block * _ROW_BLOCK, stop):
-                binned[i, j] = _bin_of(t, X[i, j])
+                binned[i, j] = _bin_of(t, first_step, X[i, j])
 
 
 @njit(cache=True)
-def _bin_of(t, x):
-    """The number of thresholds below ``x`` (binary lifting over the 255 padded slots); NaN -> missing."""
+def _bin_of(t, first_step, x):
+    """The number of thresholds below ``x``, by binary lifting: steps ``first_step, ..., 2, 1``
+    over the sorted thresholds (padded with ``+inf``). NaN gets ``MISSING_BIN``."""
     if np.isnan(x):
         return MISSING_BIN
     x = np.float64(x)
     position = 0
-    step = 128
+    step = first_step
     while step > 0:
         if t[position + step - 1] < x:
             position += step

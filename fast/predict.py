@@ -22,7 +22,7 @@ ROW_BLOCK = 128
 
 def apply_tree(tree: Tree, X) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.predict.apply_tree` (parallel over rows)."""
-    X = _checked_features(X, tree)
+    X = _floats(_checked_features(X, tree))
     leaves = np.empty(len(X), dtype=np.int32)  # (n_rows,)
     _apply(X, tree.feature, tree.threshold, tree.left, tree.right, tree.missing, leaves)
     return leaves
@@ -48,7 +48,7 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     Packs the trees (O(total nodes), a few ms for thousands of trees) and scores
     blocks of rows in parallel, every tree over a block before the next.
     """
-    X = np.asarray(X)
+    X = _floats(np.asarray(X))
     _check_n_features(X, ensemble.n_features)
     scores = np.full(len(X), float(ensemble.base_score))  # (n_rows,)
     if ensemble.init_model is not None:
@@ -56,6 +56,11 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     if ensemble.n_trees:
         _predict_packed(X, *_packed(ensemble), scores)
     return scores
+
+
+def _floats(X: np.ndarray) -> np.ndarray:
+    """Integer or boolean features as float64 (float32 and float64 are used as they are)."""
+    return X if X.dtype.kind == "f" else X.astype(np.float64)
 
 
 def _packed(ensemble: Ensemble):
@@ -93,7 +98,7 @@ def _leaf_of(x, node, feature, threshold, left, right, missing):
 def _apply(X, feature, threshold, left, right, missing, leaves):
     # IN X (n_rows, d); OUT leaves (n_rows,) int32
     for i in prange(X.shape[0]):
-        leaves[i] = _leaf_of(X[i], 0, feature, threshold, left, right, missing)
+        leaves[i] = _leaf_of(X[i], np.int64(0), feature, threshold, left, right, missing)
 
 
 @njit(parallel=True, cache=True)

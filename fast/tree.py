@@ -16,14 +16,14 @@ import numpy as np
 from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.model import LEAF, Tree
 from twinrank.reference.params import TreeParams
-from twinrank.reference.tree import Split, _checked_inputs, _split_threshold
+from twinrank.reference.tree import COUNT, G, H, N_SLOTS, Split, _checked_inputs, _split_threshold
 
 from ._grower import grow
 from ._layout import bin_layouts
-from ._histogram import N_SLOTS, build_into, constant_hessian
+from ._histogram import build_into, constant_hessian
 from ._split import best_split, left_stats
 
-__all__ = ["grow_tree", "build_histogram", "find_best_split", "Split"]
+__all__ = ["grow_tree", "build_histogram", "find_best_split", "Split", "N_SLOTS", "G", "H", "COUNT"]
 
 _NO_DEPTH_LIMIT = 2**62
 
@@ -41,7 +41,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     n_nodes_max = 2 * params.max_leaves - 1
     nodes = _leaf_arrays(n_nodes_max)
     n_nodes = grow(
-        *bin_layouts(job.binned), np.ascontiguousarray(job.gradients),
+        *_flat_layouts(job.binned), np.ascontiguousarray(job.gradients),
         np.ascontiguousarray(job.hessians), _row_ids(job.rows, job.binned.shape[0]), job.n_bins,
         np.ascontiguousarray(job.feature_mask), job.penalty, params.max_leaves,
         _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
@@ -68,6 +68,12 @@ def _leaf_arrays(n: int) -> dict:
     }
 
 
+def _flat_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bins as two flat buffers, column-major and row-major (one kernel type for any shape)."""
+    columns, rows = bin_layouts(binned)
+    return columns.reshape(-1, order="F"), rows.reshape(-1)
+
+
 def _row_ids(rows: np.ndarray, n_rows: int) -> np.ndarray:
     """Row ids as int32 (half the memory traffic of int64) whenever they fit."""
     return rows.astype(np.int32 if n_rows < 2**31 else np.int64)
@@ -79,7 +85,7 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     Parallel over features; with all hessians equal, the hessian slots are
     ``count * h0`` (exact whenever the reference's sums are).
     """
-    columns, by_row = bin_layouts(binned)
+    columns, by_row = _flat_layouts(binned)
     rows = _row_ids(np.asarray(rows), binned.shape[0])
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
@@ -94,11 +100,13 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     """Numba-parallel twin of `twinrank.reference.tree.find_best_split` (the grower's kernel)."""
     hist = np.ascontiguousarray(hist, dtype=np.float64)
     n_features = hist.shape[0]
-    gains, bins, sides = np.empty(n_features), np.empty(n_features, np.int64), np.empty(n_features, np.int64)
+    gains = np.empty(n_features)  # (n_features,) each feature's best candidate
+    bins, sides = np.empty(n_features, np.int64), np.empty(n_features, np.int64)
     g, h, c = (float(v) for v in totals)
-    f = best_split(hist, g, h, c, np.asarray(n_bins, dtype=np.int64), np.asarray(allowed, dtype=bool),
-                   np.asarray(penalty, dtype=np.float64), min_rows, float(params.min_hessian_in_leaf),
-                   float(params.lambda_l2), gains, bins, sides)
+    f = best_split(hist, g, h, c, np.asarray(n_bins, dtype=np.int64),
+                   np.asarray(allowed, dtype=bool), np.asarray(penalty, dtype=np.float64),
+                   min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
+                   gains, bins, sides)
     if f < 0 or not gains[f] > params.min_gain_to_split:
         return None
     missing_left = sides[f] == 1

@@ -89,10 +89,13 @@ def apply_bins(X, thresholds: list) -> np.ndarray:
 
 
 def _check_width(X: np.ndarray, thresholds: list) -> None:
-    """Raise if ``X`` does not have one column per threshold array."""
+    """Raise unless ``X`` has one column per threshold array, each of at most 254 thresholds."""
     if X.shape[1] != len(thresholds):
         raise ParameterError(
             f"X has {X.shape[1]} features but the thresholds are for {len(thresholds)}")
+    for j, t in enumerate(thresholds):
+        if len(t) >= MISSING_BIN:
+            raise ParameterError(f"feature {j} has {len(t)} thresholds; at most {MISSING_BIN - 1}")
 
 
 def _checked_matrix(X) -> np.ndarray:

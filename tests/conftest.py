@@ -5,6 +5,10 @@ Select one with ``HYPOTHESIS_PROFILE``.
 """
 import os
 
+# OpenMP threads that spin after each parallel region starve the main thread on a busy
+# 2-core machine; tests measure correctness, not speed. Must be set before numba starts.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

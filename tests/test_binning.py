@@ -114,3 +114,23 @@ def test_bad_input_is_a_parameter_error(twin):
         twin.apply_bins(X, [np.zeros(0)] * 3)
     with pytest.raises(ParameterError, match="2-D"):
         twin.bin_thresholds(np.ones(3))
+
+
+def test_255_bins_agree_on_values_at_and_between_thresholds():
+    """Many distinct values (up to 254 thresholds); probes at, just above and far from them."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((5000, 3)).astype(np.float32)
+    X[:, 1] = np.round(X[:, 1] * 40)  # ~300 distinct values, quantile midpoints with ties
+    X[::7, 2] = np.nan
+    t_ref, t_fast = ref.bin_thresholds(X), fast.bin_thresholds(X)
+    assert len(t_ref[0]) == 254
+    for a, b in zip(t_ref, t_fast):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ref.apply_bins(X, t_ref), fast.apply_bins(X, t_fast))
+    for j, t in enumerate(t_ref):
+        probe = np.r_[t, np.nextafter(t, np.inf), -1e300, 1e300, np.nan]  # (2 len(t) + 3,)
+        expected = np.r_[np.searchsorted(t, probe[:-1], side="left"), ref.MISSING_BIN]
+        X_probe = np.zeros((len(probe), 3))
+        X_probe[:, j] = probe
+        for twin in TWINS:
+            np.testing.assert_array_equal(twin.apply_bins(X_probe, t_ref)[:, j], expected)

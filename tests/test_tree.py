@@ -1,4 +1,7 @@
 """The tree grower, layer by layer: histograms, split choice, whole trees, twins, threads, oracles."""
+import gc
+import importlib
+
 import numba
 import numpy as np
 import pytest
@@ -7,6 +10,7 @@ from hypothesis import strategies as st
 
 from twinrank.fast import binning as fast_binning
 from twinrank.fast import tree as fast
+from twinrank.fast._layout import _ROW_MAJOR, bin_layouts
 from twinrank.reference import binning as ref_binning
 from twinrank.reference import tree as ref
 from twinrank.reference.binning import MISSING_BIN
@@ -36,6 +40,16 @@ def make_problem(seed, n_rows, n_features, *, max_bins=6, missing=0.2, exact=Tru
 
 def binned_for(twin, X, thresholds):
     return (ref_binning if twin is ref else fast_binning).apply_bins(X, thresholds)
+
+
+@pytest.mark.parametrize("name", ["binning", "tree", "predict"])
+def test_every_public_name_of_the_reference_has_a_fast_twin(name):
+    ref_module = importlib.import_module(f"twinrank.reference.{name}")
+    fast_module = importlib.import_module(f"twinrank.fast.{name}")
+    public = {n for n, v in vars(ref_module).items() if not n.startswith("_")
+              and getattr(v, "__module__", ref_module.__name__) == ref_module.__name__
+              and not isinstance(v, type(importlib))}
+    assert public <= set(dir(fast_module)), public - set(dir(fast_module))
 
 
 # ---------------------------------------------------------------- histograms
@@ -207,7 +221,25 @@ def grow_with(twin, job):
 
 @given(tree_jobs())
 def test_trees_identical_in_both_twins(job):
-    assert grow_with(ref, job).equals(grow_with(fast, job))
+    tree = grow_with(ref, job)
+    assert tree.equals(grow_with(fast, job))
+    X, thresholds, g, h, params, options = job  # the fast twin on the reference's C-ordered bins
+    assert tree.equals(fast.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params,
+                                      **options))
+
+
+def test_fast_bins_are_read_only_and_their_row_major_copy_is_made_once():
+    X, thresholds, g, h = make_problem(0, 50, 3)
+    binned = fast_binning.apply_bins(X, thresholds)
+    with pytest.raises(ValueError):
+        binned[0, 0] = 1
+    rows_first, rows_again = bin_layouts(binned)[1], bin_layouts(binned)[1]
+    assert rows_first is rows_again and rows_first.flags.c_contiguous
+    np.testing.assert_array_equal(rows_first, binned)
+    key = id(binned)
+    del binned, rows_first, rows_again
+    gc.collect()
+    assert key not in _ROW_MAJOR
 
 
 @pytest.mark.parametrize("twin", TWINS, ids=TWIN_IDS)

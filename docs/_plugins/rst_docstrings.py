@@ -15,7 +15,12 @@ few reStructuredText constructs; this extension rewrites them before rendering:
 - a reStructuredText simple table (rows between ``=====  ====`` rules) becomes a
   Markdown table;
 - a paragraph ending in ``::`` (reStructuredText's literal-block marker) ends in
-  ``:``; the indented block after it is a code block in Markdown too.
+  ``:``; the indented block after it is a code block in Markdown too;
+- numpy-style parameter entries: one naming several parameters (``a, b : text``)
+  becomes one entry per name, so that each shows its own default (griffe would give
+  all of them the first one's); and an entry whose text after the colon is a
+  description rather than a type (``sigma : the RankNet sigmoid's steepness``) gets
+  that text as its description, so it is rendered as prose, not as a type.
 """
 from __future__ import annotations
 
@@ -29,6 +34,11 @@ TWINRANK_CODE = re.compile(r"(?<![`\[])`(twinrank(?:\.\w+)+)`(?![`\]])")
 MATH_DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\. math::[ \t]*(?P<first>.*)$")
 LITERAL_MARKER = re.compile(r"(?<=\S)::$")
 TABLE_RULE = re.compile(r"^[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
+PARAMETER_ENTRY = re.compile(r"^(?P<indent>[ \t]*)(?P<names>\*{0,2}\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*:(?P<rest>.*)$")
+# "int", "float or None", "ndarray of float64", "TreeParams", "{'exp2', 'linear'}", "list of Tree"
+_TYPE_TOKEN = r"(\{[^}]*\}|[A-Za-z_][\w.]*(\[[^\]]*\])?)"
+TYPE_EXPRESSION = re.compile(rf"^{_TYPE_TOKEN}([ \t]*(,|\bor\b|\bof\b|\|)[ \t]*{_TYPE_TOKEN})*$")
+SECTION_RULE = re.compile(r"^[ \t]*-{3,}[ \t]*$")
 
 
 class RstDocstrings(griffe.Extension):
@@ -42,7 +52,7 @@ class RstDocstrings(griffe.Extension):
 
 def rewrite(text: str, resolve) -> str:
     """The Markdown form of a docstring; ``resolve(target)`` returns a full path or None."""
-    text = _simple_tables(_math_directives(text))
+    text = _return_entries(_parameter_entries(_simple_tables(_math_directives(text))))
     text = MATH_ROLE.sub(lambda m: f"${m[1].strip()}$", text)
     text = ROLE.sub(lambda m: _role(m[2], resolve), text)
     text = TWINRANK_CODE.sub(lambda m: _code_link(m[1], resolve), text)
@@ -111,6 +121,84 @@ def _simple_tables(text: str) -> str:
         out += [row_text(header[0]), f"{indent}|{'---|' * len(starts)}"]
         out += [row_text(row) for row in body] + [""]
     return "\n".join(out)
+
+
+def _parameter_entries(text: str) -> str:
+    """Numpy ``Parameters`` entries as griffe reads them best (see the module docstring).
+
+    ``a, b : text`` becomes one entry per name; ``name : text`` whose text is not a
+    type expression becomes ``name`` with ``text`` (and its indented lines) as the
+    description, the type then coming from the signature's annotation.
+    """
+    lines, out, i, section = text.split("\n"), [], 0, None
+    while i < len(lines):
+        if i + 1 < len(lines) and SECTION_RULE.match(lines[i + 1]) and lines[i].strip():
+            section = lines[i].strip()
+        m = PARAMETER_ENTRY.match(lines[i])
+        if section not in ("Parameters", "Other Parameters") or m is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        indent, rest = m["indent"], m["rest"].strip()
+        body, i = [], i + 1
+        while i < len(lines) and (_indent(lines[i]) > len(indent) or not lines[i].strip()):
+            body.append(lines[i])
+            i += 1
+        while body and not body[-1].strip():
+            body.pop()
+            i -= 1
+        if rest and not TYPE_EXPRESSION.match(rest):
+            body = [f"{indent}    {rest}", *body]
+            rest = ""
+        for name in re.split(r"[ \t]*,[ \t]*", m["names"]):
+            out += [f"{indent}{name} : {rest}" if rest else f"{indent}{name}", *body]
+    return "\n".join(out)
+
+
+def _return_entries(text: str) -> str:
+    """Numpy ``Returns`` entries: prose gets an empty ``:`` entry line, so it is a description.
+
+    ``name : type`` and ``type`` entries are kept; ``name : prose`` becomes ``name :`` with
+    the prose as description; any other line starts a described entry without name or
+    type (griffe then takes the type from the return annotation) that runs to the next
+    blank line.
+    """
+    lines, out, i, section = text.split("\n"), [], 0, None
+    while i < len(lines):
+        if i + 1 < len(lines) and SECTION_RULE.match(lines[i + 1]) and lines[i].strip():
+            section = lines[i].strip()
+            out += lines[i:i + 2]
+            i += 2
+            continue
+        line = lines[i]
+        if section not in ("Returns", "Yields") or not line.strip():
+            out.append(line)
+            i += 1
+            continue
+        indent = line[:_indent(line)]
+        m = PARAMETER_ENTRY.match(line)
+        if TYPE_EXPRESSION.match(line.strip()) or m and TYPE_EXPRESSION.match(m["rest"].strip()):
+            out.append(line)
+            i += 1
+            while i < len(lines) and lines[i].strip() and _indent(lines[i]) > len(indent):
+                out.append(lines[i])
+                i += 1
+            continue
+        single = m is not None and "," not in m["names"]
+        out += [f"{indent}{m['names']} :" if single else f"{indent}:",
+                f"{indent}    {m['rest'].strip() if single else line.strip()}"]
+        i += 1
+        while i < len(lines) and lines[i].strip() and (
+                _indent(lines[i]) > len(indent) or not single and not _is_entry(lines[i])):
+            out.append(f"{indent}    {lines[i].strip()}")
+            i += 1
+    return "\n".join(out)
+
+
+def _is_entry(line: str) -> bool:
+    """Whether a Returns line starts a new ``name : ...`` entry."""
+    m = PARAMETER_ENTRY.match(line)
+    return m is not None and "," not in m["names"]
 
 
 def _escape_cell(cell: str) -> str:
