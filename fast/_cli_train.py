@@ -56,6 +56,8 @@ FLAGS = [
      "BL-MART: go on until the validation metric drops by more than this fraction"),
     ("--init-model", "init_model", str, "prior model file to start from (LambdaSMART)"),
     ("--seed", "seed", int, "seed of every random draw"),
+    ("--missing", "missing", str,
+     "missing values: learn (each split learns), or a fitted fill: zero, one, mean, median, iterative"),
     ("--subsample", "subsample", float, "fraction of the rows per tree (stochastic boosting)"),
     ("--weighting", "weighting", _weighting,
      "McRank's relevance weights: linear, square, exp2, or one number per label, e.g. 0,1,3"),

@@ -18,6 +18,7 @@ from twinrank.reference.classification import (
 )
 
 from . import boosting, objectives, predict
+from . import missing as missing_strategies
 from ._threads import threads
 
 __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
@@ -44,7 +45,8 @@ class McRank(_reference.McRank):
     __doc__ = "Numba-parallel twin of `twinrank.reference.classification.McRank`.\n" + (
         _reference.McRank.__doc__ or "")
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
+                              missing=missing_strategies)
 
     def _threads(self):
         return threads(self.n_threads)

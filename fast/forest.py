@@ -16,6 +16,7 @@ from twinrank.reference import forest as _reference
 from twinrank.reference.forest import TREES_PER_BATCH, run_forest, tree_sample
 
 from . import _grower, binning, boosting, metrics, objectives, predict, tree
+from . import missing as missing_strategies
 from ._threads import threads
 
 __all__ = ["RandomForest", "IGBRT", "grow_forest", "grow_trees", "trees_at_once", "run_forest",
@@ -76,7 +77,8 @@ class RandomForest(_reference.RandomForest):
     __doc__ = "Numba-parallel twin of `twinrank.reference.forest.RandomForest`.\n" + (
         _reference.RandomForest.__doc__ or "")
 
-    _engine = SimpleNamespace(grow_forest=grow_forest, predict=predict)
+    _engine = SimpleNamespace(grow_forest=grow_forest, predict=predict,
+                              missing=missing_strategies)
 
     def _threads(self):
         return threads(self.n_threads)
@@ -87,7 +89,7 @@ class IGBRT(_reference.IGBRT):
         _reference.IGBRT.__doc__ or "")
 
     _engine = SimpleNamespace(RandomForest=RandomForest, boosting=boosting, objectives=objectives,
-                              predict=predict)
+                              predict=predict, missing=missing_strategies)
 
     def _threads(self):
         return threads(self.n_threads)

@@ -11,6 +11,7 @@ from twinrank.reference import gbrt as _reference
 from twinrank.reference.gbrt import averaged, counting_from
 
 from . import boosting, objectives, predict
+from . import missing as missing_strategies
 from ._threads import threads
 
 __all__ = ["GBRT", "averaged", "counting_from"]
@@ -20,7 +21,8 @@ class GBRT(_reference.GBRT):
     __doc__ = "Numba-parallel twin of `twinrank.reference.gbrt.GBRT`.\n" + (
         _reference.GBRT.__doc__ or "")
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
+                              missing=missing_strategies)
 
     def _threads(self):
         return threads(self.n_threads)

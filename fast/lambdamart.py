@@ -11,6 +11,7 @@ from twinrank.reference import lambdamart as _reference
 from twinrank.reference.lambdamart import TARGETS, parse_target
 
 from . import boosting, objectives, predict
+from . import missing as missing_strategies
 from ._threads import threads
 
 __all__ = ["LambdaMART", "parse_target", "TARGETS"]
@@ -20,7 +21,8 @@ class LambdaMART(_reference.LambdaMART):
     __doc__ = "Numba-parallel twin of `twinrank.reference.lambdamart.LambdaMART`.\n" + (
         _reference.LambdaMART.__doc__ or "")
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
+                              missing=missing_strategies)
 
     def _threads(self):
         return threads(self.n_threads)

@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.model import LEAF, Ensemble, Tree
-from twinrank.reference.predict import _check_n_features, _checked_features
+from twinrank.reference.predict import _check_n_features, _checked_features, missing_applied
 
 __all__ = ["apply_tree", "predict_tree", "predict_tree_binned", "predict_ensemble"]
 
@@ -46,10 +46,13 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.predict.predict_ensemble`.
 
     Packs the trees (O(total nodes), a few ms for thousands of trees) and scores
-    blocks of rows in parallel, every tree over a block before the next.
+    blocks of rows in parallel, every tree over a block before the next. The
+    missing-value strategy is the reference's (NumPy preprocessing; its imputers'
+    trees score bit for bit as here).
     """
     X = _floats(np.asarray(X))
     _check_n_features(X, ensemble.n_features)
+    X = missing_applied(ensemble, X)
     scores = np.full(len(X), float(ensemble.base_score))  # (n_rows,)
     if ensemble.init_model is not None:
         scores = predict_ensemble(ensemble.init_model, X) + ensemble.base_score

@@ -6,6 +6,7 @@ kernels (``_engine``) and may run on several threads (``_threads``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import sys
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from .data import Dataset
 from .errors import ParameterError
+from .missing import MissingValues, check_strategy
 from .model import Ensemble
 from .params import TreeParams
 
@@ -90,12 +92,34 @@ class BoostedRanker(RankerEstimator):
                           min_hessian_in_leaf=self.min_hessian_in_leaf, lambda_l2=self.lambda_l2,
                           feature_fraction=self.feature_fraction)
 
+    def _missing_fitted(self, train: Dataset, valid: Dataset | None):
+        """Fit the ``missing`` strategy on ``train``: ``(train, valid)`` with it applied, and the fit.
+
+        The fit is None for ``"learn"`` (nothing to apply).
+        """
+        check_strategy(self.missing)
+        if self.missing == "learn":
+            return train, valid, None
+        fitted = self._engine.missing.fit_missing(train.X, self.missing)
+        return (_transformed(train, fitted), None if valid is None else _transformed(valid, fitted),
+                fitted)
+
     def _model_params(self) -> dict:
         """``get_params()`` as stored in the model file (a prior model is stored as a model)."""
         params = self.get_params()
         if params.get("init_model") is not None and not isinstance(params["init_model"], str):
             params["init_model"] = "<prior model, stored in the model file>"
         return params
+
+
+def with_missing(model: Ensemble, fitted: MissingValues | None) -> Ensemble:
+    """``model`` storing the fitted missing-value strategy (scoring applies it to every ``X``)."""
+    model.missing = None if fitted is None else fitted.to_dict()
+    return model
+
+
+def _transformed(data: Dataset, fitted: MissingValues) -> Dataset:
+    return dataclasses.replace(data, X=fitted.transform(data.X))
 
 
 def first_eval_set(eval_set):

@@ -46,7 +46,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import boosting, objectives, predict
-from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_progress
+from . import missing as missing_strategies
+from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_missing, with_progress
 from .data import Dataset
 from .errors import ModelFormatError, ParameterError
 from .model import FORMAT, VERSION, Ensemble, _decode, _encode, write_json_atomic
@@ -251,6 +252,9 @@ class McRank(BoostedRanker):
     fit_weights : fit :math:`F` instead, by least squares of the training labels on the
         training rows' class probabilities (:func:`fit_relevance_weights`); ``weighting``
         is then unused and must not be an array.
+    missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
+        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"median"``, ``"iterative"``), stored in every classifier of the model.
     seed : classifier ``j`` boosts with ``classifier_seed(seed, j)`` (its row
         subsamples and node feature subsets).
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
@@ -272,12 +276,13 @@ class McRank(BoostedRanker):
     ``n_trees`` trees (fewer if no split improves its loss).
     """
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
+                              missing=missing_strategies)
 
     def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  feature_fraction=1.0, max_bins=255, weighting="linear", fit_weights=False,
-                 seed=0, n_threads=None, verbose=0):
+                 missing="learn", seed=0, n_threads=None, verbose=0):
         self.n_trees = n_trees
         self.learning_rate = learning_rate
         self.max_leaves = max_leaves
@@ -290,6 +295,7 @@ class McRank(BoostedRanker):
         self.max_bins = max_bins
         self.weighting = weighting
         self.fit_weights = fit_weights
+        self.missing = missing
         self.seed = seed
         self.n_threads = n_threads
         self.verbose = verbose
@@ -317,9 +323,9 @@ class McRank(BoostedRanker):
         if len(labels) < 2:
             raise ParameterError(f"McRank needs at least two distinct labels, got {labels.tolist()}")
         weights = None if self.fit_weights else relevance_weights(labels, self.weighting)
-        valid = first_eval_set(eval_set)
+        train, valid, fitted = self._missing_fitted(train, first_eval_set(eval_set))
         with self._threads():
-            classifiers = [self._fit_classifier(train, valid, c, j, callback)
+            classifiers = [with_missing(self._fit_classifier(train, valid, c, j, callback), fitted)
                            for j, c in enumerate(labels[:-1])]
             if self.fit_weights:
                 probabilities = probabilities_from_scores(

@@ -1,4 +1,4 @@
-r"""Random forests for ranking (Breiman 2001; RF-point, Ibrahim 2021) and IGBRT (Mohan et al. 2010).
+r"""Random forests for ranking (Breiman 2001; Ibrahim 2021) and IGBRT (Mohan et al. 2011).
 
 **Random forest.** :math:`T` regression trees, each grown
 
@@ -25,7 +25,7 @@ the leaf value is the mean label of its rows and the gain is CART's decrease of
 the squared error :math:`\sum (y_i - \bar y)^2` (Breiman et al. 1984): each tree is
 a CART regression tree on binned features.
 
-**IGBRT** (Mohan, Chen & Weinberger 2010): gradient boosting of the squared error
+**IGBRT** (Mohan, Chen & Weinberger 2011): gradient boosting of the squared error
 (:mod:`gbrt`) started from a random forest's scores instead of the mean label,
 
 .. math:: F(x) = \mathrm{RF}(x) + \eta \sum_{m=1}^{M} f_m(x),
@@ -48,10 +48,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import binning, boosting, metrics, objectives, predict, tree
-from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_progress
+from . import missing as missing_strategies
+from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_missing, with_progress
 from .data import Dataset
-from .gbrt import GBRT, _check_stopping, counting_from
 from .errors import ParameterError
+from .gbrt import GBRT, _check_stopping, counting_from
 from .model import Ensemble
 from .params import BoostParams, ForestParams
 from .sampling import bootstrap, feature_masks, make_rng, subsample
@@ -109,18 +110,25 @@ def run_forest(kernels, train, params, *, valid, algorithm, model_params, callba
         samples = [tree_sample(rng, train, params) for _ in range(n_batch)]
         for f in kernels.grow_trees(binned, gradients, hessians, thresholds, params.tree, samples):
             trees.append(f)
-            record = {}
-            for data, data_binned, sums, name in scored:
-                sums += kernels.predict_tree_binned(f, data_binned)
-                record[f"{name}:{params.metric}"] = float(kernels.evaluate(
-                    [params.metric], data.y, sums / len(trees), data.query_offsets,
-                    convention=params.convention)[params.metric])
-                history.setdefault(f"{name}:{params.metric}", []).append(record[f"{name}:{params.metric}"])
+            record = _record(kernels, params, scored, f, len(trees))
+            for key, value in record.items():
+                history.setdefault(key, []).append(value)
             if callback is not None:
                 callback(len(trees), record)
     return Ensemble(trees=trees, tree_weights=np.full(len(trees), 1.0 / len(trees)),
                     base_score=0.0, n_features=train.n_features, algorithm=algorithm,
                     params=dict(model_params or {}), history=history)
+
+
+def _record(kernels, params: ForestParams, scored: list, f, n_trees: int) -> dict:
+    """Add tree ``f`` to each data set's running sum; the metric of the mean of ``n_trees`` trees."""
+    record = {}
+    for data, data_binned, sums, name in scored:
+        sums += kernels.predict_tree_binned(f, data_binned)  # (n_rows,) in place
+        record[f"{name}:{params.metric}"] = float(kernels.evaluate(
+            [params.metric], data.y, sums / n_trees, data.query_offsets,
+            convention=params.convention)[params.metric])
+    return record
 
 
 def tree_sample(rng, train: Dataset, params: ForestParams):
@@ -151,18 +159,22 @@ class RandomForest(BoostedRanker):
     query_subsample : fraction of the queries each tree sees, without replacement.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
     metric, convention : metric recorded after every tree (history, progress).
+    missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
+        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of every random draw.
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
     verbose : print one line per ``verbose`` trees to stderr (0: silent).
     """
 
-    _engine = SimpleNamespace(grow_forest=grow_forest, predict=predict)
+    _engine = SimpleNamespace(grow_forest=grow_forest, predict=predict, missing=missing_strategies)
     min_hessian_in_leaf = 0.0  # h = 1 per row: the row count already bounds every leaf
     lambda_l2 = 0.0  # leaf values are plain means of the labels
 
-    def __init__(self, *, n_trees=100, max_leaves=1024, max_depth=None, min_samples_leaf=1,
+    def __init__(self, *, n_trees=100, max_leaves=1024, max_depth=None, min_samples_leaf=5,
                  feature_fraction=0.1, bootstrap=True, query_subsample=1.0, max_bins=255,
-                 metric="ndcg@10", convention="lightgbm", seed=0, n_threads=None, verbose=0):
+                 metric="ndcg@10", convention="lightgbm", missing="learn", seed=0, n_threads=None,
+                 verbose=0):
         self.n_trees = n_trees
         self.max_leaves = max_leaves
         self.max_depth = max_depth
@@ -173,6 +185,7 @@ class RandomForest(BoostedRanker):
         self.max_bins = max_bins
         self.metric = metric
         self.convention = convention
+        self.missing = missing
         self.seed = seed
         self.n_threads = n_threads
         self.verbose = verbose
@@ -195,16 +208,17 @@ class RandomForest(BoostedRanker):
         """
         params = self.forest_params()
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        train, valid, fitted = self._missing_fitted(train, valid)
         with self._threads():
             model = self._engine.grow_forest(train, params, valid=valid,
                                              model_params=self._model_params(),
                                              callback=with_progress(callback, self.verbose))
-        self._set_fitted(model)
+        self._set_fitted(with_missing(model, fitted))
         return self
 
 
 class IGBRT(GBRT):
-    r"""Initialized GBRT (Mohan, Chen & Weinberger 2010): GBRT boosted from a random forest's scores.
+    r"""Initialized GBRT (Mohan, Chen & Weinberger 2011): GBRT boosted from a random forest's scores.
 
     ``fit`` grows a :class:`RandomForest` with the ``rf_`` parameters and seed
     ``seed``, then boosts squared-error trees on its residuals with the other
@@ -222,19 +236,23 @@ class IGBRT(GBRT):
         stopping rule on the first ``eval_set`` (the forest's score is round 0).
     rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction,
     rf_bootstrap, rf_query_subsample : the forest's, as in :class:`RandomForest`.
+    missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
+        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"median"``, ``"iterative"``) and stored in the model;
+        fitted once, before the forest (which sees the filled rows).
     seed, n_threads, verbose : as in :class:`~twinrank.reference.gbrt.GBRT`.
     """
 
     _engine = SimpleNamespace(RandomForest=RandomForest, boosting=boosting, objectives=objectives,
-                              predict=predict)
+                              predict=predict, missing=missing_strategies)
 
     def __init__(self, *, n_trees=100, learning_rate=0.05, max_leaves=15, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  subsample_by="rows", feature_fraction=1.0, max_bins=255, metric="ndcg@10",
                  convention="lightgbm", early_stopping_rounds=None, overfit_tolerance=None,
                  overfit_extra_trees=250, rf_n_trees=100, rf_max_leaves=1024, rf_max_depth=None,
-                 rf_min_samples_leaf=1, rf_feature_fraction=0.1, rf_bootstrap=True,
-                 rf_query_subsample=1.0, seed=0, n_threads=None, verbose=0):
+                 rf_min_samples_leaf=5, rf_feature_fraction=0.1, rf_bootstrap=True,
+                 rf_query_subsample=1.0, missing="learn", seed=0, n_threads=None, verbose=0):
         self.n_trees = n_trees
         self.learning_rate = learning_rate
         self.max_leaves = max_leaves
@@ -258,6 +276,7 @@ class IGBRT(GBRT):
         self.rf_feature_fraction = rf_feature_fraction
         self.rf_bootstrap = rf_bootstrap
         self.rf_query_subsample = rf_query_subsample
+        self.missing = missing
         self.seed = seed
         self.n_threads = n_threads
         self.verbose = verbose
@@ -293,10 +312,11 @@ class IGBRT(GBRT):
             raise ParameterError(f"the forest's parameters (rf_*): {e}") from None
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
         _check_stopping(params, valid)
+        train, valid, fitted = self._missing_fitted(train, valid)
         progress = with_progress(callback, self.verbose)
         with self._threads():
             forest.fit(train, eval_set=None if valid is None else [valid], callback=progress)
             model = self._boost_runs(train, valid, params, forest.model_, 0.0, "igbrt",
                                      counting_from(forest.n_trees, progress), n_runs=1)
-        self._set_fitted(model)
+        self._set_fitted(with_missing(model, fitted))
         return self

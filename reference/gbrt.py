@@ -11,7 +11,7 @@ the documents of a query by :math:`F`. Friedman's Algorithm 2 (LS_Boost):
 
 where tree :math:`m` is grown on the residuals :math:`r_i = y_i - F_{m-1}(x_i) = -g_i`
 and each leaf value :math:`\gamma_{lm} = -\sum g / \sum h` is the mean residual of
-its rows. The variants of Mohan's thesis (2010, Ch. 3) are parameters:
+its rows. The variants studied in Mohan's thesis (2010) are parameters:
 
 * **stochastic GBRT** (Friedman 2002): each tree sees a fraction ``subsample`` of
   the rows, or of whole queries, drawn without replacement;
@@ -34,7 +34,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import boosting, objectives, predict
-from ._estimator import BoostedRanker, as_dataset, as_model, first_eval_set, with_progress
+from . import missing as missing_strategies
+from ._estimator import (BoostedRanker, as_dataset, as_model, first_eval_set, with_missing,
+                         with_progress)
 from .errors import ParameterError
 from .model import Ensemble
 from .params import BoostParams, check_int
@@ -62,6 +64,9 @@ class GBRT(BoostedRanker):
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator); the boosting starts
         from its scores instead of the mean label, and it is kept in the model.
+    missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
+        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of run 0's random draws.
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
     verbose : print one line per ``verbose`` trees to stderr (0: silent).
@@ -73,14 +78,15 @@ class GBRT(BoostedRanker):
         ``best_iteration`` is None (each run has its own).
     """
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
+                              missing=missing_strategies)
 
     def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  subsample_by="rows", feature_fraction=1.0, average_runs=1, max_bins=255,
                  metric="ndcg@10", convention="lightgbm", early_stopping_rounds=None,
-                 overfit_tolerance=None, overfit_extra_trees=250, init_model=None, seed=0,
-                 n_threads=None, verbose=0):
+                 overfit_tolerance=None, overfit_extra_trees=250, init_model=None,
+                 missing="learn", seed=0, n_threads=None, verbose=0):
         self.n_trees = n_trees
         self.learning_rate = learning_rate
         self.max_leaves = max_leaves
@@ -99,6 +105,7 @@ class GBRT(BoostedRanker):
         self.overfit_tolerance = overfit_tolerance
         self.overfit_extra_trees = overfit_extra_trees
         self.init_model = init_model
+        self.missing = missing
         self.seed = seed
         self.n_threads = n_threads
         self.verbose = verbose
@@ -128,12 +135,13 @@ class GBRT(BoostedRanker):
         check_int("average_runs", self.average_runs, low=1)
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
         _check_stopping(params, valid)
+        train, valid, fitted = self._missing_fitted(train, valid)
         init_model = as_model(self.init_model)
         base_score = float(np.mean(train.y)) if init_model is None else 0.0
         with self._threads():
             model = self._boost_runs(train, valid, params, init_model, base_score, "gbrt",
                                      with_progress(callback, self.verbose), self.average_runs)
-        self._set_fitted(model)
+        self._set_fitted(with_missing(model, fitted))
         return self
 
     def _boost_runs(self, train, valid, params, init_model, base_score, algorithm, callback,

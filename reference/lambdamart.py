@@ -14,7 +14,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from . import boosting, objectives, predict
-from ._estimator import BoostedRanker, as_dataset, as_model, first_eval_set, with_progress
+from . import missing as missing_strategies
+from ._estimator import (BoostedRanker, as_dataset, as_model, first_eval_set, with_missing,
+                         with_progress)
 from .errors import ParameterError
 from .params import BoostParams
 
@@ -42,19 +44,23 @@ class LambdaMART(BoostedRanker):
     early_stopping_rounds : patience on the first ``eval_set``; the best model is kept.
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
+    missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
+        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of every random draw (query subsample, then node feature subsets, per round).
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
     verbose : print one line per ``verbose`` rounds to stderr (0: silent).
     """
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict)
+    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
+                              missing=missing_strategies)
 
     def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0,
                  query_subsample=1.0, feature_fraction=1.0, max_bins=255, sigma=1.0,
                  truncation=None, target=None, metric="ndcg@10", convention="lightgbm",
                  early_stopping_rounds=None, overfit_tolerance=None, overfit_extra_trees=250,
-                 init_model=None, seed=0, n_threads=None, verbose=0):
+                 init_model=None, missing="learn", seed=0, n_threads=None, verbose=0):
         self.n_trees = n_trees
         self.learning_rate = learning_rate
         self.max_leaves = max_leaves
@@ -74,6 +80,7 @@ class LambdaMART(BoostedRanker):
         self.overfit_tolerance = overfit_tolerance
         self.overfit_extra_trees = overfit_extra_trees
         self.init_model = init_model
+        self.missing = missing
         self.seed = seed
         self.n_threads = n_threads
         self.verbose = verbose
@@ -100,6 +107,7 @@ class LambdaMART(BoostedRanker):
         valid = first_eval_set(eval_set)
         if valid is None and (params.early_stopping_rounds or params.overfit_tolerance is not None):
             raise ParameterError("early stopping needs an eval_set")
+        train, valid, fitted = self._missing_fitted(train, valid)
         family, k = parse_target(self.target or self.metric)
         objective = self._objective(train, family, k)
         with self._threads():
@@ -107,7 +115,7 @@ class LambdaMART(BoostedRanker):
                 train, objective, params, valid=valid, init_model=as_model(self.init_model),
                 init_scores=init_score, algorithm="lambdamart",
                 model_params=self._model_params(), callback=with_progress(callback, self.verbose))
-        self._set_fitted(model)
+        self._set_fitted(with_missing(model, fitted))
         return self
 
     def _objective(self, train, family: str, k):

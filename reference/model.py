@@ -120,6 +120,9 @@ class Ensemble:
     params : dict, the training parameters (JSON-serialisable)
     history : dict of lists, per-iteration metric values (``"train:ndcg@10"`` ...)
     best_iteration : int or None, number of trees of the best validation score
+    missing : dict or None, the fitted missing-value strategy (``missing.MissingValues.to_dict``)
+        applied to every ``X`` before scoring; None (the default, and in files without
+        it) scores ``X`` as it is
     """
 
     trees: list = field(default_factory=list)
@@ -131,6 +134,7 @@ class Ensemble:
     params: dict = field(default_factory=dict)
     history: dict = field(default_factory=dict)
     best_iteration: int | None = None
+    missing: dict | None = None
 
     def __post_init__(self):
         self.tree_weights = np.asarray(self.tree_weights, dtype=np.float64)
@@ -150,10 +154,11 @@ class Ensemble:
             base_score=self.base_score, n_features=self.n_features,
             init_model=self.init_model, algorithm=self.algorithm, params=dict(self.params),
             history={k: list(v) for k, v in self.history.items()},
-            best_iteration=self.best_iteration,
+            best_iteration=self.best_iteration, missing=self.missing,
         )
 
     def to_dict(self) -> dict:
+        missing = {} if self.missing is None else {"missing": self.missing}
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -166,6 +171,7 @@ class Ensemble:
             "init_model": None if self.init_model is None else self.init_model.to_dict(),
             "tree_weights": _encode(self.tree_weights),
             "trees": [t.to_dict() for t in self.trees],
+            **missing,
         }
 
     @classmethod
@@ -191,6 +197,7 @@ class Ensemble:
                 params=d.get("params", {}),
                 history=d.get("history", {}),
                 best_iteration=d.get("best_iteration"),
+                missing=d.get("missing"),
             )
         except KeyError as e:
             raise ModelFormatError(f"model is missing field {e.args[0]!r}") from None

@@ -48,15 +48,29 @@ def predict_tree_binned(tree: Tree, binned) -> np.ndarray:
 
 
 def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
-    r"""The score :math:`F(x)` (float64) of every row of ``X`` (n_rows, ensemble.n_features)."""
+    r"""The score :math:`F(x)` (float64) of every row of ``X`` (n_rows, ensemble.n_features).
+
+    A model with a fitted missing-value strategy (``ensemble.missing``) fills the NaN
+    of ``X`` first (:meth:`missing.MissingValues.transform`); its prior model then
+    scores the filled rows, as it did in training.
+    """
     X = np.asarray(X)
     _check_n_features(X, ensemble.n_features)
+    X = missing_applied(ensemble, X)
     scores = np.full(len(X), float(ensemble.base_score))  # (n_rows,)
     if ensemble.init_model is not None:
         scores = predict_ensemble(ensemble.init_model, X) + ensemble.base_score
     for tree, weight in zip(ensemble.trees, ensemble.tree_weights):
         scores = scores + weight * predict_tree(tree, X)
     return scores
+
+
+def missing_applied(ensemble: Ensemble, X: np.ndarray) -> np.ndarray:
+    """``X`` with the model's missing-value strategy applied (``X`` itself if it has none)."""
+    if ensemble.missing is None:
+        return X
+    from .missing import MissingValues  # imported late: missing.py scores its imputers with predict
+    return MissingValues.from_dict(ensemble.missing).transform(X)
 
 
 def _check_n_features(X: np.ndarray, n_features: int) -> None:

@@ -1,7 +1,10 @@
 r"""Griffe extension: render the reStructuredText bits of twinrank's numpy-style docstrings.
 
 mkdocstrings renders docstring text as Markdown. twinrank's docstrings also use a
-few reStructuredText constructs; this extension rewrites them before rendering:
+few reStructuredText constructs; this extension rewrites them before rendering.
+First, a class or function whose docstring is assigned at run time (a fast class's
+``__doc__ = "Numba-parallel twin of ..." + reference.__doc__``) gets that docstring,
+read from the imported module, since griffe reads source without running it. Then:
 
 - ``:math:`x``` becomes ``$x$`` and a ``.. math::`` directive becomes a ``$$`` block
   (both rendered by ``pymdownx.arithmatex`` and MathJax);
@@ -24,6 +27,8 @@ few reStructuredText constructs; this extension rewrites them before rendering:
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
 
 import griffe
@@ -38,14 +43,19 @@ PARAMETER_ENTRY = re.compile(r"^(?P<indent>[ \t]*)(?P<names>\*{0,2}\w+(?:[ \t]*,
 # "int", "float or None", "ndarray of float64", "TreeParams", "{'exp2', 'linear'}", "list of Tree"
 _TYPE_TOKEN = r"(\{[^}]*\}|[A-Za-z_][\w.]*(\[[^\]]*\])?)"
 TYPE_EXPRESSION = re.compile(rf"^{_TYPE_TOKEN}([ \t]*(,|\bor\b|\bof\b|\|)[ \t]*{_TYPE_TOKEN})*$")
+# the start of a longer type line followed by a description: "array of float, shape (n,)"
+TYPE_START = re.compile(r"^(\{|[A-Z]\w*([,(]|\s+(or|of)\b|$)|(array|ndarray|int|float|str|bool|list|dict|"
+                        r"tuple|callable|sequence|iterable|object)\b)")
 SECTION_RULE = re.compile(r"^[ \t]*-{3,}[ \t]*$")
 
 
 class RstDocstrings(griffe.Extension):
     """Rewrite every docstring of a loaded package (see the module docstring)."""
 
-    def on_package(self, *, pkg: griffe.Module, **kwargs) -> None:
+    def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs) -> None:
         for obj in _walk(pkg):
+            if obj.docstring is None and (obj.is_class or obj.is_function):
+                _set_runtime_docstring(obj, loader)
             if obj.docstring is not None:
                 obj.docstring.value = rewrite(obj.docstring.value, lambda t, o=obj: _resolve(o, t))
 
@@ -127,8 +137,9 @@ def _parameter_entries(text: str) -> str:
     """Numpy ``Parameters`` entries as griffe reads them best (see the module docstring).
 
     ``a, b : text`` becomes one entry per name; ``name : text`` whose text is not a
-    type expression becomes ``name`` with ``text`` (and its indented lines) as the
-    description, the type then coming from the signature's annotation.
+    type (a type expression, or the start of one when indented description lines
+    follow) becomes ``name`` with ``text`` and its indented lines as the description,
+    the type then coming from the signature's annotation.
     """
     lines, out, i, section = text.split("\n"), [], 0, None
     while i < len(lines):
@@ -147,7 +158,7 @@ def _parameter_entries(text: str) -> str:
         while body and not body[-1].strip():
             body.pop()
             i -= 1
-        if rest and not TYPE_EXPRESSION.match(rest):
+        if rest and not (TYPE_EXPRESSION.match(rest) or body and TYPE_START.match(rest)):
             body = [f"{indent}    {rest}", *body]
             rest = ""
         for name in re.split(r"[ \t]*,[ \t]*", m["names"]):
@@ -239,6 +250,24 @@ def _find(root: griffe.Module, relative: str) -> str | None:
     parts = path.split(".")  # API pages render twinrank.<twin>.<module> and its public members
     documented = parts[0] == "twinrank" and len(parts) >= 3 and not any(p.startswith("_") for p in parts)
     return path if documented else None
+
+
+def _set_runtime_docstring(obj: griffe.Object, loader: griffe.GriffeLoader) -> None:
+    """The docstring the object has once its module is imported, if it sets one itself."""
+    try:
+        value = importlib.import_module(obj.module.path)
+        for name in obj.path[len(obj.module.path) + 1:].split("."):
+            value = getattr(value, name)
+    except (ImportError, AttributeError):
+        return
+    own = vars(value).get("__doc__") if inspect.isclass(value) else getattr(value, "__doc__", None)
+    if isinstance(own, str) and own.strip():
+        # dedent after the first line, which may itself be a docstring's first line
+        # (``"Numba-parallel twin of ...\n" + reference.__doc__``)
+        first, _, rest = own.strip().partition("\n")
+        obj.docstring = griffe.Docstring(f"{first}\n\n{inspect.cleandoc(rest)}".strip(), parent=obj,
+                                         parser=loader.docstring_parser,
+                                         parser_options=loader.docstring_options)
 
 
 def _walk(obj: griffe.Object):
