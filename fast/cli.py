@@ -21,11 +21,13 @@ def engine_module(engine: str, name: str):
 
 
 def add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--engine fast|reference`` to a command's parser."""
     parser.add_argument("--engine", choices=["fast", "reference"], default="fast",
                         help="which twin runs the command (default: fast)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``twinrank`` parser with one sub-command per ``_cli_<name>`` module."""
     parser = argparse.ArgumentParser(
         prog="twinrank", description="Learning-to-rank tree ensembles, written twice.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -35,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the command line ``argv``; a user error prints one line and returns 2."""
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0

@@ -169,6 +169,7 @@ class StoppingRule:
         self.sign = -1.0 if params.metric.startswith("rmse") else 1.0
 
     def start(self, value: float) -> None:
+        """Record the validation value of the initial model (0 trees)."""
         self.best, self.best_n_trees, self.last_within = self.sign * value, 0, 0
 
     def update(self, n_trees: int, value: float) -> bool:
@@ -185,6 +186,7 @@ class StoppingRule:
         return self.patience is not None and n_trees - self.best_n_trees >= self.patience
 
     def n_trees_to_keep(self, n_trees: int) -> int:
+        """How many of the ``n_trees`` grown trees the final model keeps."""
         if self.tolerance is not None:
             return self.last_within
         if self.patience is not None:

@@ -159,6 +159,7 @@ class McRankModel:
         return sum(c.n_trees for c in self.classifiers)
 
     def to_dict(self) -> dict:
+        """The model as one JSON-ready document: labels, weights and every classifier."""
         return {"format": FORMAT, "version": VERSION, "algorithm": ALGORITHM,
                 "n_features": int(self.n_features), "labels": _encode(self.labels),
                 "relevance_weights": _encode(self.relevance_weights), "params": self.params,
@@ -166,6 +167,7 @@ class McRankModel:
 
     @classmethod
     def from_dict(cls, d: dict) -> "McRankModel":
+        """The model of :meth:`to_dict`; ModelFormatError for a wrong format, version or field."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ModelFormatError("not a twinrank model")
         if d.get("version") != VERSION:
@@ -186,6 +188,7 @@ class McRankModel:
 
     @classmethod
     def load(cls, path) -> "McRankModel":
+        """Read a McRank model file (written by either twin)."""
         d = _read_json(path)
         try:
             return cls.from_dict(d)

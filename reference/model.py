@@ -2,12 +2,13 @@ r"""The model format shared by both twins: :class:`Tree`, :class:`Ensemble`, JSO
 
 A tree is a struct of flat arrays indexed by node id (pygbm's and LightGBM's
 layout), so any code can walk it and both twins read the same object. Node 0 is
-the root; children are appended in the order nodes are split, left before right.
+the root; children are appended in the order nodes are split, left before right
+(before a third child holding the missing rows, see ``TreeParams.missing_split``).
 
 Routing a row ``x`` at an internal node ``k``::
 
     v = x[feature[k]]
-    if isnan(v):            go to missing[k]        (equal to left[k] or right[k])
+    if isnan(v):            go to missing[k]        (left[k], right[k] or a third child)
     elif v <= threshold[k]: go to left[k]
     else:                   go to right[k]
 
@@ -90,10 +91,12 @@ class Tree:
         return int(self.is_leaf.sum())
 
     def to_dict(self) -> dict:
+        """The tree as a JSON-ready dict of per-node lists (non-finite floats as strings)."""
         return {name: _encode(getattr(self, name)) for name, _ in TREE_FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Tree":
+        """The tree of :meth:`to_dict`; ModelFormatError if a field is missing."""
         missing = [name for name, _ in TREE_FIELDS if name not in d]
         if missing:
             raise ModelFormatError(f"tree is missing fields {missing}")
@@ -158,6 +161,7 @@ class Ensemble:
         )
 
     def to_dict(self) -> dict:
+        """The model as a JSON-ready dict with its format name and version."""
         missing = {} if self.missing is None else {"missing": self.missing}
         return {
             "format": FORMAT,
@@ -176,6 +180,7 @@ class Ensemble:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Ensemble":
+        """The model of :meth:`to_dict`; ModelFormatError for a wrong format, version or field."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ModelFormatError(f"not a twinrank model (format field is {d.get('format')!r})"
                                    if isinstance(d, dict) else "not a twinrank model")
@@ -208,6 +213,7 @@ class Ensemble:
 
     @classmethod
     def load(cls, path) -> "Ensemble":
+        """Read a model file written by :meth:`save` (by either twin)."""
         try:
             with open(path, encoding="utf-8") as f:
                 d = json.load(f)

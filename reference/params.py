@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 
 from .errors import ParameterError
 
+MISSING_SPLITS = ("learn", "separate")  # TreeParams.missing_split: two-way or three-way splits
+
 
 @dataclass(frozen=True)
 class TreeParams:
@@ -38,6 +40,11 @@ class TreeParams:
     cost_lambda : float
         Weight of the feature-cost penalty: a split on feature ``f`` scores
         :math:`\mathrm{gain} - \lambda_c\,c_f`.
+    missing_split : {"learn", "separate"}
+        Where a split sends the rows missing its feature: ``"learn"``, to the left or
+        right child, whichever gains more; ``"separate"``, to a third child of their
+        own (Mohan 2010, Ch. 4) at nodes where that child is large enough (the rules
+        of :mod:`~twinrank.reference.tree`).
     """
 
     max_leaves: int = 31
@@ -48,6 +55,7 @@ class TreeParams:
     lambda_l2: float = 0.0
     min_gain_to_split: float = 0.0
     cost_lambda: float = 0.0
+    missing_split: str = "learn"
 
     def __post_init__(self):
         check_int("max_leaves", self.max_leaves, low=2)
@@ -59,6 +67,9 @@ class TreeParams:
         check_real("lambda_l2", self.lambda_l2, low=0.0)
         check_real("min_gain_to_split", self.min_gain_to_split, low=0.0)
         check_real("cost_lambda", self.cost_lambda, low=0.0)
+        if self.missing_split not in MISSING_SPLITS:
+            raise ParameterError(f"missing_split must be one of {', '.join(MISSING_SPLITS)}; "
+                                 f"got {self.missing_split!r}")
 
     def min_rows_in_leaf(self, n_rows: int) -> int:
         """``min_samples_leaf`` as a row count for a tree grown on ``n_rows`` rows."""
@@ -75,6 +86,7 @@ class TreeParams:
 
 
 def check_int(name, value, low=None, high=None):
+    """Raise ParameterError unless ``value`` is an integer in ``[low, high]``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ParameterError(f"{name} must be an integer, got {value!r}")
     if low is not None and value < low:
@@ -84,6 +96,7 @@ def check_int(name, value, low=None, high=None):
 
 
 def check_real(name, value, low=None, high=None):
+    """Raise ParameterError unless ``value`` is a finite real number in ``[low, high]``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ParameterError(f"{name} must be a finite number, got {value!r}")
     if low is not None and value < low:
@@ -100,6 +113,7 @@ def check_fraction(name, value):
 
 
 def check_min_samples_leaf(value):
+    """Raise ParameterError unless ``value`` is a count >= 1 or a fraction in (0, 1)."""
     if isinstance(value, float) and 0.0 < value < 1.0:
         return
     if isinstance(value, float) and value.is_integer() and value >= 1:

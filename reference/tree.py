@@ -25,7 +25,7 @@ where a term whose denominator :math:`H + \lambda_2` is not positive counts as 0
 (and so does the value of such a node). All sums are float64.
 
 Candidates of feature ``f`` with ``n_f = len(thresholds[f]) + 1`` value bins and
-missing-bin statistics ``M``, in this order:
+missing-bin statistics ``M`` (the node's rows missing ``f``), in this order:
 
 * for ``b = 0 .. n_f - 2``: ``left = {bin <= b}``; if ``M.count > 0`` first with the
   missing rows on the right, then on the left; if ``M.count == 0`` once, and the
@@ -33,18 +33,39 @@ missing-bin statistics ``M``, in this order:
 * if ``M.count > 0``, ``b = n_f - 1``: every non-missing row left, missing rows
   right (the node's threshold is ``+inf``).
 
-A candidate is valid iff both children have ``count >= params.min_rows_in_leaf(len(rows))``
-and ``H >= params.min_hessian_in_leaf``; features masked out at the node are
-skipped. The best split of a node is the valid candidate of largest gain; ties go
-to the first in the order (feature ascending, bin ascending, missing right before
-missing left). A node is split only if that gain is ``> params.min_gain_to_split``,
-its depth is ``< params.max_depth`` (the root has depth 0) and the tree has fewer
-than ``params.max_leaves`` leaves.
+These are the two-way candidates (``params.missing_split == "learn"``). With
+``params.missing_split == "separate"`` (Mohan 2010, Ch. 4: missing values get a
+child of their own), a feature whose missing rows could form a child on their
+own, ``M.count > 0``, ``M.count >= min_rows`` and ``M.H >= params.min_hessian_in_leaf``,
+has instead only the three-way candidates, for ``b = 0 .. n_f - 2``: ``left`` =
+non-missing rows with ``bin <= b``, ``right`` = non-missing rows with ``bin > b``,
+and the missing child = the ``M`` rows, of gain
+
+.. math:: \mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
+          + \frac{G_M^2}{H_M + \lambda_2} - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+
+(same zero rule); any other feature (no missing rows at the node, or too few /
+too little hessian to make a child) keeps its two-way candidates, so a node
+without missing rows splits exactly as in ``"learn"`` mode.
+
+A candidate is valid iff its left and right children have ``count >= params.min_rows_in_leaf(len(rows))``
+and ``H >= params.min_hessian_in_leaf`` (a three-way candidate's missing child
+always does); features masked out at the node are skipped. The best split of a
+node is the valid candidate of largest gain; ties go to the first in the order
+(feature ascending, bin ascending, missing right before missing left). A node is
+split only if that gain is ``> params.min_gain_to_split``, its depth is
+``< params.max_depth`` (the root has depth 0) and the tree has fewer than
+``params.max_leaves`` leaves.
 
 Growth is leaf-wise: repeatedly split the leaf of largest best gain (ties: the
-lowest node id); its children get the ids ``n_nodes`` (left) and ``n_nodes + 1``
-(right) at that moment, so node ids are in creation order, which is the order of
-the rows of ``feature_mask``.
+lowest node id); its children get the ids ``n_nodes`` (left), ``n_nodes + 1``
+(right) and, for a three-way split, ``n_nodes + 2`` (missing) at that moment, so
+node ids are in creation order, which is the order of the rows of
+``feature_mask``. A three-way split adds two leaves, so when the tree has
+``params.max_leaves - 1`` leaves every leaf's best split is taken among its
+two-way candidates only (those of ``"learn"`` mode) for that last split. A tree
+of ``L`` leaves made by ``s`` three-way splits has ``2 L - 1 - s <= 2 * max_leaves - 1``
+nodes.
 """
 from __future__ import annotations
 
@@ -88,22 +109,24 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                          feature_cost)
     nodes = [_node(job, job.rows, depth=0)]
-    best = {0: _best_split_of(job, nodes[0], node_id=0)}  # leaf id -> its best Split or None
+    best = {0: _best_splits_of(job, nodes[0], node_id=0)}  # leaf id -> (best, best two-way) or None
     n_leaves = 1
     while n_leaves < params.max_leaves:
-        ready = [(split.gain, k) for k, split in best.items() if split is not None]
+        last = int(n_leaves == params.max_leaves - 1)  # the last split adds one leaf: two-way only
+        ready = [(splits[last].gain, k) for k, splits in best.items() if splits[last] is not None]
         if not ready:
             break
         _, k = min(ready, key=lambda gain_id: (-gain_id[0], gain_id[1]))  # largest gain, lowest id
-        split, parent = best.pop(k), nodes[k]
-        left_rows, right_rows = _partition(job, parent.rows, split)
+        split, parent = best.pop(k)[last], nodes[k]
+        parts = _partition(job, parent.rows, split)
         parent.split, parent.rows = split, None
-        parent.children = len(nodes), len(nodes) + 1
-        nodes += [_node(job, left_rows, parent.depth + 1), _node(job, right_rows, parent.depth + 1)]
-        n_leaves += 1
+        parent.children = tuple(range(len(nodes), len(nodes) + len(parts)))
+        nodes += [_node(job, part, parent.depth + 1) for part in parts]
+        n_leaves += len(parts) - 1
         if n_leaves < params.max_leaves:
             for child in parent.children:
-                best[child] = _best_split_of(job, nodes[child], node_id=child)
+                best[child] = _best_splits_of(job, nodes[child], node_id=child)
+    assert len(nodes) <= len(job.feature_mask)  # 2 * max_leaves - 1 rows of feature_mask suffice
     return _as_tree(nodes, job.thresholds)
 
 
@@ -129,15 +152,18 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Split:
-    """The best split of a node: ``left = {bin <= bin_threshold}`` plus missing rows if ``missing_left``."""
+    """The best split of a node: ``left = {bin <= bin_threshold}`` plus missing rows if ``missing_left``;
+    with ``missing_child`` the missing rows go to a third child instead (``missing_left`` is False)."""
 
     gain: float
     feature: int
     bin_threshold: int
     missing_left: bool
+    missing_child: bool = False
 
 
-def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int):
+def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
+                    two_way: bool = False):
     r"""The best valid split of a node from its histogram, or None if no gain beats ``min_gain_to_split``.
 
     Parameters
@@ -148,29 +174,40 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     allowed : bool array (n_features,), the features the node may split on
     penalty : float64 array (n_features,), :math:`\lambda_c c_f`
     min_rows : int, ``params.min_rows_in_leaf(len(rows))``
+    two_way : only the two-way candidates, whatever ``params.missing_split`` (a tree's last split)
 
     Notes
     -----
     All candidates are scored at once: a cumulative sum over the value bins gives
     the left statistics of every threshold; ``np.argmax`` picks the first best in
-    the order (feature, bin, missing right before missing left). O(n_features * 256).
+    the order (feature, bin, side), side 0 = missing right, 1 = missing left,
+    2 = missing child (a feature has candidates of sides 0-1 or of side 2, never
+    both). O(n_features * 256).
     """
     l2 = params.lambda_l2
     missing = hist[:, MISSING_BIN]  # (n_features, 3)
+    separate = ((params.missing_split == "separate") & (not two_way) & (missing[:, COUNT] > 0)
+                & (missing[:, COUNT] >= min_rows)
+                & (missing[:, H] >= params.min_hessian_in_leaf))  # (n_features,) three-way features
     below = np.cumsum(hist[:, :MISSING_BIN], axis=1)  # (n_features, 255, 3) stats of bins <= b
-    left = np.stack([below, below + missing[:, None]], axis=2)  # (n_features, 255, 2, 3)
-    right = totals - left  # (n_features, 255, 2, 3); side 0 = missing right, 1 = missing left
-    gain = (_score(left, l2) + _score(right, l2) - _score(totals, l2)
-            - penalty[:, None, None])  # (n_features, 255, 2)
-    valid = (_candidates_exist(n_bins, missing[:, COUNT] > 0) & allowed[:, None, None]
+    left = np.stack([below, below + missing[:, None], below], axis=2)  # (n_features, 255, 3, 3)
+    right = totals - left  # (n_features, 255, 3, 3)
+    right[:, :, 2] = totals - below - missing[:, None]  # the three-way right child: no missing rows
+    missing_score = np.zeros((len(missing), 1, 3))  # (n_features, 1, 3) G_M^2/(H_M+l2) on side 2
+    missing_score[:, 0, 2] = _score(missing, l2)
+    gain = (_score(left, l2) + _score(right, l2) + missing_score - _score(totals, l2)
+            - penalty[:, None, None])  # (n_features, 255, 3)
+    valid = (_candidates_exist(n_bins, missing[:, COUNT] > 0, separate) & allowed[:, None, None]
              & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
              & (left[..., H] >= params.min_hessian_in_leaf)
-             & (right[..., H] >= params.min_hessian_in_leaf))  # (n_features, 255, 2)
+             & (right[..., H] >= params.min_hessian_in_leaf))  # (n_features, 255, 3)
     gain = np.where(valid, gain, -np.inf)
     k = int(np.argmax(gain))
     if not gain.flat[k] > params.min_gain_to_split:
         return None
     f, b, side = np.unravel_index(k, gain.shape)
+    if side == 2:
+        return Split(float(gain.flat[k]), int(f), int(b), False, True)
     if missing[f, COUNT] > 0:
         missing_left = side == 1
     else:
@@ -178,12 +215,14 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     return Split(float(gain.flat[k]), int(f), int(b), bool(missing_left))
 
 
-def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray) -> np.ndarray:
-    """Which (feature, bin, side) candidates the rules define: (n_features, 255, 2) bool."""
+def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray, separate: np.ndarray) -> np.ndarray:
+    """Which (feature, bin, side) candidates the rules define: (n_features, 255, 3) bool."""
     b = np.arange(MISSING_BIN)  # (255,)
     inner = b < n_bins[:, None] - 1  # (n_features, 255) thresholds between value bins
     last = (b == n_bins[:, None] - 1) & has_missing[:, None]  # all values left, missing right
-    return np.stack([inner | last, inner & has_missing[:, None]], axis=2)
+    two_way = ~separate[:, None]  # (n_features, 1)
+    return np.stack([(inner | last) & two_way, inner & has_missing[:, None] & two_way,
+                     inner & separate[:, None]], axis=2)
 
 
 def _score(stats: np.ndarray, l2: float) -> np.ndarray:
@@ -204,7 +243,7 @@ class _Node:
     totals: np.ndarray  # (3,) G, H, count
     value: float
     split: Split | None = None
-    children: tuple = (LEAF, LEAF)
+    children: tuple = (LEAF, LEAF)  # (left, right) or (left, right, missing)
 
 
 def _node(job, rows: np.ndarray, depth: int) -> _Node:
@@ -212,19 +251,25 @@ def _node(job, rows: np.ndarray, depth: int) -> _Node:
     return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2))
 
 
-def _best_split_of(job, node: _Node, node_id: int) -> Split | None:
+def _best_splits_of(job, node: _Node, node_id: int):
+    """The node's best split and its best two-way split (each a Split or None); None past max_depth."""
     if node.depth >= job.max_depth:
-        return None
+        return None, None
     hist = build_histogram(job.binned, job.gradients, job.hessians, node.rows)
-    return find_best_split(hist, node.totals, job.n_bins, job.feature_mask[node_id], job.penalty,
-                           job.params, job.min_rows)
+    args = (hist, node.totals, job.n_bins, job.feature_mask[node_id], job.penalty, job.params,
+            job.min_rows)
+    best = find_best_split(*args)
+    return best, best if job.params.missing_split == "learn" else find_best_split(*args, two_way=True)
 
 
-def _partition(job, rows: np.ndarray, split: Split):
-    """The node's rows going left and right, each in their order in ``rows``."""
+def _partition(job, rows: np.ndarray, split: Split) -> list:
+    """The node's rows going left, right (and to the missing child), each in their order in ``rows``."""
     bins = job.binned[rows, split.feature]  # (n_node_rows,)
-    goes_left = np.where(bins == MISSING_BIN, split.missing_left, bins <= split.bin_threshold)
-    return rows[goes_left], rows[~goes_left]
+    is_missing = bins == MISSING_BIN  # (n_node_rows,)
+    goes_left = np.where(is_missing, split.missing_left, bins <= split.bin_threshold)
+    if split.missing_child:
+        return [rows[goes_left], rows[~goes_left & ~is_missing], rows[is_missing]]
+    return [rows[goes_left], rows[~goes_left]]
 
 
 def _as_tree(nodes: list, thresholds: list) -> Tree:
@@ -236,7 +281,7 @@ def _as_tree(nodes: list, thresholds: list) -> Tree:
         bin_threshold=[LEAF if s is None else s.bin_threshold for s in split],
         left=[n.children[0] for n in nodes],
         right=[n.children[1] for n in nodes],
-        missing=[LEAF if s is None else n.children[0 if s.missing_left else 1]
+        missing=[LEAF if s is None else n.children[2 if s.missing_child else 0 if s.missing_left else 1]
                  for n, s in zip(nodes, split)],
         value=[n.value for n in nodes],
         gain=[0.0 if s is None else s.gain for s in split],
