@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from twinrank.fast._histogram import N_SLOTS, build_into, constant_hessian
-from twinrank.fast._layout import bin_layouts
+from twinrank.fast.tree import _flat_layouts, _row_ids
 from twinrank.fast._partition import PARTITION_BLOCK, partition
 from twinrank.fast._split import best_split, left_stats
 from twinrank.reference.binning import MISSING_BIN
@@ -24,12 +24,21 @@ from twinrank.reference.tree import _checked_inputs
 
 
 def replay(watch, tree, binned, gradients, hessians, thresholds, params, **kwargs) -> None:
-    """Time ``grow_tree``'s argument checks and kernels on these inputs into ``watch``."""
+    """Time ``grow_tree``'s argument checks and kernels on these inputs into ``watch``.
+
+    A replay that fails (the grower's kernels changed) or grows another tree is
+    counted in ``watch.calls`` ("replay failures", "replay mismatches"), not raised.
+    """
     timed = _Timed(watch)
-    job = timed("argument checks (grow_tree)", _checked_inputs, binned, gradients, hessians, thresholds,
-                params, kwargs.get("rows"), kwargs.get("feature_mask"), kwargs.get("feature_cost"))
-    columns, rows_major = timed("bin layouts (cached row-major copy)", bin_layouts, job.binned)
-    splits = _grow(timed, columns, rows_major, job, params, numba.get_num_threads())
+    try:
+        job = timed("argument checks (grow_tree)", _checked_inputs, binned, gradients, hessians, thresholds,
+                    params, kwargs.get("rows"), kwargs.get("feature_mask"), kwargs.get("feature_cost"))
+        columns, rows_major = timed("bin layouts (cached row-major copy)", _flat_layouts, job.binned)
+        splits = _grow(timed, columns, rows_major, job, params, numba.get_num_threads())
+    except Exception as error:  # a replay that no longer fits the grower must not stop the benchmark
+        watch.calls["replay failures"] += 1
+        watch.errors = getattr(watch, "errors", []) + [f"{type(error).__name__}: {error}"[:300]]
+        return
     watch.calls["replayed trees"] += 1
     grown = [(int(f), int(b)) for f, b in zip(tree.feature, tree.bin_threshold) if f >= 0]
     if sorted(splits) != sorted(grown):
@@ -50,19 +59,20 @@ class _Timed:
 def _grow(timed, bin_columns, bin_rows, job, params, n_threads) -> list:
     """``_grower.grow``'s loop with each kernel timed; returns the (feature, bin) of every split."""
     g_all, h_all = np.ascontiguousarray(job.gradients), np.ascontiguousarray(job.hessians)
-    rows = job.rows.astype(np.int32)
-    m, d = len(rows), bin_columns.shape[1]
-    max_leaves, min_rows = params.max_leaves, job.min_rows
-    min_hessian, l2 = float(params.min_hessian_in_leaf), float(params.lambda_l2)
+    n_rows = len(g_all)
+    rows = _row_ids(job.rows, n_rows)
+    m, max_leaves, min_rows = len(rows), params.max_leaves, job.min_rows
+    min_hessian, l2, max_depth = float(params.min_hessian_in_leaf), float(params.lambda_l2), job.max_depth
     orders, gh, goes_left, block_lefts, hist = timed(
-        "buffers (row ids, histogram pool)", _buffers, rows, m, d, max_leaves)
+        "buffers (row ids, histogram pool)", _buffers, rows, m, len(job.n_bins), max_leaves)
     is_const, h0 = timed("constant-hessian check", constant_hessian, h_all, rows)
     free = list(range(max_leaves - 1, -1, -1))
-    scan = (np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, dtype=np.int64))
+    scan = (np.empty(len(job.n_bins)), np.empty(len(job.n_bins), dtype=np.int64),
+            np.empty(len(job.n_bins), dtype=np.int64))
     node = {0: dict(start=0, stop=m, buf=0, depth=0, g=float(g_all[rows].sum()), h=float(h_all[rows].sum()),
                     c=m, slot=free.pop())}
-    timed("histogram: root", build_into, hist[0], bin_columns, bin_rows, g_all, h_all, orders[0], 0, m, gh,
-          is_const, h0, n_threads, hist[0], False)
+    timed("histogram: root", build_into, hist[0], bin_columns, bin_rows, g_all, h_all, orders[0], np.int64(0),
+          np.int64(m), gh, is_const, h0, n_threads, hist[0], np.bool_(False))
     best = {}
     _evaluate(timed, 0, node, best, hist, free, job, scan, min_rows, min_hessian, l2, params.min_gain_to_split)
     splits, n_leaves = [], 1
@@ -70,43 +80,40 @@ def _grow(timed, bin_columns, bin_rows, job, params, n_threads) -> list:
         k = max(best, key=lambda key: (best[key][0], -key))  # largest gain, then lowest id
         gain, f, b, side = best.pop(k)
         parent = node[k]
-        slots = hist[parent["slot"], f]
-        g_left, h_left, c_left = left_stats(slots, b, side == 1)
+        slots = hist[parent["slot"], f]  # (256, 3)
+        g_left, h_left, c_left = left_stats(slots, np.int64(b), side == 1)
         missing_left = side == 1 if slots[MISSING_BIN, 2] > 0 else c_left >= parent["c"] - c_left
         src = parent["buf"]
-        timed("partition", partition, orders[src], orders[1 - src], parent["start"], parent["stop"],
-              bin_columns[:, f], b, missing_left, np.int64(c_left), goes_left, block_lefts)
+        timed("partition", partition, orders[src], orders[1 - src], np.int64(parent["start"]),
+              np.int64(parent["stop"]), bin_columns[f * n_rows:(f + 1) * n_rows], np.int64(b), missing_left,
+              np.int64(c_left), goes_left, block_lefts)
         splits.append((f, b))
         mid = parent["start"] + int(c_left)
         kl, kr = 2 * n_leaves - 1, 2 * n_leaves
-        node[kl] = dict(start=parent["start"], stop=mid, buf=1 - src, depth=parent["depth"] + 1,
-                        g=g_left, h=h_left, c=int(c_left), slot=-1)
-        node[kr] = dict(start=mid, stop=parent["stop"], buf=1 - src, depth=parent["depth"] + 1,
-                        g=parent["g"] - g_left, h=parent["h"] - h_left, c=parent["c"] - int(c_left), slot=-1)
+        for child, lo, hi, g, h, c in ((kl, parent["start"], mid, g_left, h_left, int(c_left)),
+                                       (kr, mid, parent["stop"], parent["g"] - g_left, parent["h"] - h_left,
+                                        parent["c"] - int(c_left))):
+            node[child] = dict(start=lo, stop=hi, buf=1 - src, depth=parent["depth"] + 1, g=g, h=h, c=c, slot=-1)
         n_leaves += 1
         if n_leaves == max_leaves:
             break
         small, large = (kl, kr) if node[kl]["c"] <= node[kr]["c"] else (kr, kl)
-        may = {c: node[c]["depth"] < (params.max_depth or 2**62) and node[c]["c"] >= 2 * min_rows
-               for c in (small, large)}
-        p_slot = parent["slot"]
-        if may[large]:
-            s = free.pop()
-            timed("histogram: smaller child + sibling subtraction", build_into, hist[s], bin_columns, bin_rows,
-                  g_all, h_all, orders[1 - src], node[small]["start"], node[small]["stop"], gh, is_const, h0,
-                  n_threads, hist[p_slot], True)
-            node[large]["slot"] = p_slot
-            if may[small]:
-                node[small]["slot"] = s
-            else:
-                free.append(s)
-        elif may[small]:
-            timed("histogram: smaller child", build_into, hist[p_slot], bin_columns, bin_rows, g_all, h_all,
-                  orders[1 - src], node[small]["start"], node[small]["stop"], gh, is_const, h0, n_threads,
-                  hist[p_slot], False)
-            node[small]["slot"] = p_slot
-        else:
-            free.append(p_slot)
+        split_small, split_large = (node[c]["depth"] < max_depth and node[c]["c"] >= 2 * min_rows
+                                    for c in (small, large))
+        if not (split_small or split_large):
+            free.append(parent["slot"])
+            continue
+        target = free.pop() if split_large else parent["slot"]
+        timed("histogram: smaller child" + (" + sibling subtraction" if split_large else ""), build_into,
+              hist[target], bin_columns, bin_rows, g_all, h_all, orders[1 - src], np.int64(node[small]["start"]),
+              np.int64(node[small]["stop"]), gh, is_const, h0, n_threads, hist[parent["slot"]],
+              np.bool_(split_large))
+        if split_large:
+            node[large]["slot"] = parent["slot"]
+        if split_small:
+            node[small]["slot"] = target
+        elif target != parent["slot"]:
+            free.append(target)
         for child in (kl, kr):
             if node[child]["slot"] >= 0:
                 _evaluate(timed, child, node, best, hist, free, job, scan, min_rows, min_hessian, l2,

@@ -21,6 +21,7 @@ warmed up (the peak is reset through ``/proc/self/clear_refs``) to after scoring
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -97,8 +98,13 @@ def scoring_rate(framework, model, X) -> tuple[float, np.ndarray]:
 
 
 def run(name: str, directory, mode: str, settings: Settings, score_trees=1000, score_queries=250) -> dict:
-    framework = FRAMEWORKS[name](settings)
-    result = {"framework": name, "warmup_s": warm_up(framework)}
+    framework = FRAMEWORKS[name](settings)  # twinrank.fast's import sets OMP_WAIT_POLICY=PASSIVE if unset
+    result = {"framework": name, "warmup_s": warm_up(framework),
+              "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "unset")}
+    if name == "twinrank":
+        import numba
+
+        result["numba_threading_layer"] = numba.threading_layer()
     if mode == "warmup":
         return result
     train = load(directory, "train")

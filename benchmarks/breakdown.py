@@ -132,7 +132,8 @@ def _summary(watch, detail, total, n_trees, train) -> dict:
     return {"rows": train.n_rows, "queries": train.n_queries, "features": train.n_features,
             "trees": n_trees, "binning_s": watch.seconds["binning"], "round_ms": round_ms,
             "loop_ms": loop, "grower_ms": grower, "sampled_trees": detail.calls["replayed trees"],
-            "grower_check": detail.calls.get("replay mismatches", 0) == 0}
+            "grower_check": detail.calls.get("replay mismatches", 0) == 0,
+            "replay_errors": sorted(set(getattr(detail, "errors", [])))}
 
 
 def warm_up(settings: Settings) -> float:
@@ -152,7 +153,10 @@ def report(result: dict) -> str:
     for label, ms in result["loop_ms"].items():
         lines.append(f"| {descriptions[label]} | {ms:.1f} | {ms / result['round_ms']:.0%} |")
     grower = result["grower_ms"]
-    if grower:
+    if result.get("replay_errors"):
+        lines += ["", f"The grower's kernels could not be replayed ({result['replay_errors'][0]}): "
+                      "`_grower_breakdown.py` no longer mirrors `twinrank.fast._grower.grow`."]
+    if result["sampled_trees"]:
         status = "same tree as `grow_tree`" if result["grower_check"] else "**replay grew a different tree**"
         lines += ["", f"Inside `grow_tree`, and the argument checks, on {result['sampled_trees']} sampled tree(s) "
                       f"(kernels replayed one by one; {status}):", "",

@@ -72,11 +72,16 @@ def run(args) -> dict:
             print(f"{name} ...", flush=True)
             result = scaling.run_worker(name, directory, "full", settings, env=env,
                                         score_trees=args.score_trees, score_queries=args.score_queries)
-            if "error" not in result:
-                result["rss_increase_mb"] = result["peak_rss_mb"] - result["rss_before_mb"]
-                result["ndcg@10"] = _ndcg(test, np.load(Path(directory) / f"{name}_scores.npy"))
+            _finish(result, directory, name, test)
             out["results"][name] = result
-            print(f"  {json.dumps(result)}", flush=True)
+        if not args.no_passive_peers:
+            for name in (f for f in frameworks if f != "twinrank"):
+                print(f"{name} with OMP_WAIT_POLICY=PASSIVE ...", flush=True)
+                result = scaling.run_worker(name, directory, "full", settings,
+                                            env={**env, "OMP_WAIT_POLICY": "PASSIVE"},
+                                            score_trees=args.score_trees, score_queries=args.score_queries)
+                _finish(result, directory, name, test)
+                out["results"][f"{name}, passive wait"] = result
         if "twinrank" in frameworks and not args.no_cold_compile:
             with tempfile.TemporaryDirectory() as cache:
                 cold = scaling.run_worker("twinrank", directory, "warmup", settings,
@@ -93,6 +98,14 @@ def run(args) -> dict:
         out["lambda_cost"] = scaling.lambda_cost(threads=args.threads)
     out["load_average_after"] = os.getloadavg()
     return out
+
+
+def _finish(result, directory, name, test) -> None:
+    """Add the memory increase and the test NDCG@10 of the worker's saved scores."""
+    if "error" not in result:
+        result["rss_increase_mb"] = result["peak_rss_mb"] - result["rss_before_mb"]
+        result["ndcg@10"] = _ndcg(test, np.load(Path(directory) / f"{name}_scores.npy"))
+    print(f"  {json.dumps(result)}", flush=True)
 
 
 def _worker_env(args) -> dict:
@@ -192,6 +205,14 @@ def _notes(out) -> str:
         "(edges from a 200,000-row sample); XGBoost `QuantileDMatrix`. twinrank's `fit` bins again inside "
         "its first round.",
     ]
+    policies = ", ".join(f"{name}: {res['omp_wait_policy']}" for name, res in r.items() if "omp_wait_policy" in res)
+    bullets.append("Threads wait in OpenMP between parallel regions. `import twinrank.fast` sets "
+                   "`OMP_WAIT_POLICY=PASSIVE` (sleep, do not spin) unless it is set; LightGBM and XGBoost run "
+                   "with the OpenMP default (spin a while, then sleep) and again with PASSIVE (the "
+                   "\"passive wait\" rows, ratios still to the default LightGBM row). On a busy machine the "
+                   f"wait policy can matter more than the kernels. Policies: {policies}"
+                   + (f"; twinrank's numba threading layer: {twin['numba_threading_layer']}."
+                      if "numba_threading_layer" in twin else "."))
     if twin.get("cold_warmup_s") is not None:
         bullets.append(f"Warm-up is a tiny fit + predict in the same process before any timing: for twinrank "
                        f"{twin.get('warmup_s', float('nan')):.1f} s with numba's on-disk cache, "
@@ -253,6 +274,8 @@ def main(argv=None):
     parser.add_argument("--score-queries", type=int, default=250)
     parser.add_argument("--breakdown-trees", type=int, default=30)
     parser.add_argument("--no-breakdown", action="store_true")
+    parser.add_argument("--no-passive-peers", action="store_true",
+                        help="skip re-running LightGBM and XGBoost with OMP_WAIT_POLICY=PASSIVE")
     parser.add_argument("--no-cold-compile", action="store_true", help="skip the empty-cache warm-up")
     parser.add_argument("--scaling", action="store_true", help="also ms/tree vs rows and lambda cost vs query size")
     parser.add_argument("--scaling-rows", type=int, nargs="+", default=[250_000, 500_000, 1_000_000])

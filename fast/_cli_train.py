@@ -57,7 +57,7 @@ FLAGS = [
     ("--init-model", "init_model", str, "prior model file to start from (LambdaSMART)"),
     ("--seed", "seed", int, "seed of every random draw"),
     ("--missing", "missing", str,
-     "missing values: learn (each split learns), or a fitted fill: zero, one, mean, median, iterative"),
+     "missing values: learn (each split learns), separate (NaN rows get their own child),\n     or a fitted fill: zero, one, mean, median, iterative"),
     ("--subsample", "subsample", float, "fraction of the rows per tree (stochastic boosting)"),
     ("--weighting", "weighting", _weighting,
      "McRank's relevance weights: linear, square, exp2, or one number per label, e.g. 0,1,3"),

@@ -10,8 +10,13 @@ split. Splitting a leaf (sibling subtraction, Ke et al. 2017, Sec. 3)::
     parent slot -= smaller      O(d * 256): the larger child, no pass over its rows
     scan both children          O(d * 256)
 
-Children that cannot be split (depth limit, fewer than ``2 * min_rows`` rows, or
-the last split of the tree) get no histogram at all.
+A three-way split (``missing_split="separate"``) partitions twice (left |
+right + missing, then right | missing), builds its two smaller children and
+gets the largest by subtracting both from the parent's slot. A leaf records
+two best splits, row 0 of the mode and row 1 two-way only; the last split of
+the tree reads row 1 (one leaf left in the budget). Children that cannot be
+split (depth limit, fewer than ``2 * min_rows`` rows, or the last split of the
+tree) get no histogram at all.
 
 Calls pass ``np.int64(0)`` / ``np.bool_(...)`` rather than literals: numba would
 compile one version of the callee per literal value.
@@ -32,14 +37,15 @@ NO_SPLIT = -1
 
 @njit(cache=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
-         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, n_threads,
+         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, separate, n_threads,
          feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
     #     gradients, hessians (n_rows,); rows (m,) int32 row ids; n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
-    #     n_threads: numba's thread count (how work is cut, never the result)
+    #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
+    #     is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0)
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
@@ -58,10 +64,12 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     depth = np.zeros(n_nodes_max, dtype=np.int64)
     g_sum = np.zeros(n_nodes_max)
     slot = np.full(n_nodes_max, -1, dtype=np.int64)  # histogram slot, -1 if none
-    best_gain = np.full(n_nodes_max, -np.inf)  # a leaf's best split: gain, feature, bin, side
-    best_feature = np.full(n_nodes_max, NO_SPLIT, dtype=np.int64)
-    best_bin = np.zeros(n_nodes_max, dtype=np.int64)
-    best_side = np.zeros(n_nodes_max, dtype=np.int64)
+    # a leaf's best splits (row 0: of the mode, row 1: two-way only): gain, feature, bin, side
+    best_gain = np.full((2, n_nodes_max), -np.inf)  # (2, n_nodes_max)
+    best_feature = np.full((2, n_nodes_max), NO_SPLIT, dtype=np.int64)
+    best_bin = np.zeros((2, n_nodes_max), dtype=np.int64)
+    best_side = np.zeros((2, n_nodes_max), dtype=np.int64)
+    best = (best_gain, best_feature, best_bin, best_side)
     is_const, h0 = constant_hessian(hessians, rows)
 
     root = np.int64(0)
@@ -77,63 +85,103 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         build_into(hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root, m,
                    gh, is_const, h0, n_threads, hist[slot[root]], np.bool_(False))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
-                  penalty, min_rows, min_hessian, l2, min_gain, scans, best_gain, best_feature,
-                  best_bin, best_side)
+                  penalty, min_rows, min_hessian, l2, min_gain, separate, scans, best)
 
     while n_leaves < max_leaves:
-        k = _best_leaf(n_nodes, best_feature, best_gain)
+        row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
+        k = _best_leaf(n_nodes, best_feature[row], best_gain[row])
         if k < 0:
             break
-        f, b = best_feature[k], best_bin[k]
+        f, b, side = best_feature[row, k], best_bin[row, k], best_side[row, k]
         slots = hist[slot[k], f]  # (256, 3) the split feature's histogram
-        g_left, h_left, c_left = left_stats(slots, b, best_side[k] == 1)
-        if slots[MISSING_BIN, 2] > 0:
-            missing_left = best_side[k] == 1
+        g_left, h_left, c_left = left_stats(slots, b, side == 1)
+        g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
+        if side == 2 or c_miss > 0:
+            missing_left = side == 1
         else:
             missing_left = c_left >= count[k] - c_left
         src, mid = buf[k], start[k] + np.int64(c_left)
-        partition(orders[src], orders[1 - src], start[k], stop[k],
-                  bin_columns[f * n_rows:(f + 1) * n_rows], b, missing_left, np.int64(c_left),
-                  goes_left, block_lefts)
-        kl, kr = n_nodes, n_nodes + 1
-        feature[k], bin_threshold[k], gain[k] = f, b, best_gain[k]
+        column = bin_columns[f * n_rows:(f + 1) * n_rows]
+        partition(orders[src], orders[1 - src], start[k], stop[k], column, b, missing_left,
+                  np.int64(c_left), goes_left, block_lefts)
+        kl, kr, km = n_nodes, n_nodes + 1, n_nodes + 2
+        feature[k], bin_threshold[k], gain[k] = f, b, best_gain[row, k]
         left[k], right[k], missing[k] = kl, kr, kl if missing_left else kr
-        best_feature[k] = NO_SPLIT
+        best_feature[0, k] = best_feature[1, k] = NO_SPLIT
         start[kl], stop[kl], start[kr], stop[kr] = start[k], mid, mid, stop[k]
         buf[kl] = buf[kr] = 1 - src
-        depth[kl] = depth[kr] = depth[k] + 1
+        n_children = 2
+        if side == 2:  # right | missing, moved back into the parent's buffer
+            n_children = 3
+            c_right = count[k] - c_left - c_miss
+            partition(orders[1 - src], orders[src], mid, stop[k], column,
+                      np.int64(MISSING_BIN - 1), False, np.int64(c_right), goes_left, block_lefts)
+            missing[k] = km
+            stop[kr] = start[km] = mid + np.int64(c_right)
+            stop[km] = stop[k]
+            buf[kr] = buf[km] = src
+            _set_stats(kr, g_sum[k] - g_left - g_miss, hessian_sum[k] - h_left - h_miss, c_right,
+                       l2, g_sum, hessian_sum, count, value)
+            _set_stats(km, g_miss, h_miss, c_miss, l2, g_sum, hessian_sum, count, value)
+        else:
+            _set_stats(kr, g_sum[k] - g_left, hessian_sum[k] - h_left, count[k] - c_left, l2,
+                       g_sum, hessian_sum, count, value)
         _set_stats(kl, g_left, h_left, c_left, l2, g_sum, hessian_sum, count, value)
-        _set_stats(kr, g_sum[k] - g_left, hessian_sum[k] - h_left, count[k] - c_left, l2,
-                   g_sum, hessian_sum, count, value)
-        n_nodes += 2
-        n_leaves += 1
+        for child in range(kl, kl + n_children):
+            depth[child] = depth[k] + 1
+        n_nodes += n_children
+        n_leaves += n_children - 1
         parent_slot, slot[k] = slot[k], -1
         if n_leaves == max_leaves:
             break
-        small, large = (kl, kr) if count[kl] <= count[kr] else (kr, kl)
-        split_small = _may_split(small, depth, count, max_depth, min_rows)
-        split_large = _may_split(large, depth, count, max_depth, min_rows)
-        if not (split_small or split_large):
-            free_slots.append(parent_slot)
-            continue
-        # The smaller child is built into a fresh slot when the larger one needs the
-        # parent's slot (by subtraction), else into the parent's slot directly.
-        target = free_slots.pop() if split_large else parent_slot
-        build_into(hist[target], bin_columns, bin_rows, gradients, hessians, orders[1 - src],
-                   start[small], stop[small], gh, is_const, h0, n_threads, hist[parent_slot],
-                   np.bool_(split_large))
-        if split_large:
-            slot[large] = parent_slot
-        if split_small:
-            slot[small] = target
-        elif target != parent_slot:
-            free_slots.append(target)
-        for child in (kl, kr):
+        _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
+                          bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
+                          max_depth, min_rows, gh, is_const, h0, n_threads)
+        for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
-                          feature_mask, penalty, min_rows, min_hessian, l2, min_gain, scans,
-                          best_gain, best_feature, best_bin, best_side)
+                          feature_mask, penalty, min_rows, min_hessian, l2, min_gain, separate,
+                          scans, best)
     return n_nodes
+
+
+@njit(cache=True)
+def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
+                      bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
+                      max_depth, min_rows, gh, is_const, h0, n_threads):
+    """Histograms of the children ``first .. first + n_children - 1`` that may be split.
+
+    The largest child (ties: the last) takes the parent's slot minus its siblings'
+    histograms, if it may be split; every other child that may be split is built
+    (into the parent's slot when the largest does not need it).
+    """
+    large = first
+    for child in range(first + 1, first + n_children):
+        if count[child] >= count[large]:
+            large = child
+    split_large = _may_split(large, depth, count, max_depth, min_rows)
+    parent_free = not split_large
+    for child in range(first, first + n_children):
+        if child == large:
+            continue
+        split_child = _may_split(child, depth, count, max_depth, min_rows)
+        if not (split_child or split_large):
+            continue
+        if parent_free:
+            target, parent_free = parent_slot, False
+        else:
+            target = free_slots.pop()
+        build_into(hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
+                   start[child], stop[child], gh, is_const, h0, n_threads, hist[parent_slot],
+                   np.bool_(split_large))
+        if split_child:
+            slot[child] = target
+        else:
+            free_slots.append(target)
+    if split_large:
+        slot[large] = parent_slot
+    elif parent_free:
+        free_slots.append(parent_slot)
 
 
 @njit(cache=True)
@@ -160,14 +208,22 @@ def _best_leaf(n_nodes, best_feature, best_gain):
 
 @njit(cache=True)
 def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
-              min_rows, min_hessian, l2, min_gain, scans, best_gain, best_feature, best_bin,
-              best_side):
-    """Record leaf ``k``'s best split if its gain beats ``min_gain``; else free its histogram."""
+              min_rows, min_hessian, l2, min_gain, separate, scans, best):
+    """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
+    ``min_gain``; free its histogram if neither does."""
     gains, bins, sides = scans
-    f = best_split(hist[slot[k]], g_sum[k], hessian_sum[k], np.float64(count[k]), n_bins,
-                   feature_mask[k], penalty, min_rows, min_hessian, l2, gains, bins, sides)
-    if f >= 0 and gains[f] > min_gain:
-        best_gain[k], best_feature[k], best_bin[k], best_side[k] = gains[f], f, bins[f], sides[f]
-    else:
+    best_gain, best_feature, best_bin, best_side = best
+    for row in range(2):
+        if row == 1 and not separate:  # learn mode: the two rows are the same split
+            best_gain[1, k], best_feature[1, k] = best_gain[0, k], best_feature[0, k]
+            best_bin[1, k], best_side[1, k] = best_bin[0, k], best_side[0, k]
+            break
+        f = best_split(hist[slot[k]], g_sum[k], hessian_sum[k], np.float64(count[k]), n_bins,
+                       feature_mask[k], penalty, min_rows, min_hessian, l2, separate and row == 0,
+                       gains, bins, sides)
+        if f >= 0 and gains[f] > min_gain:
+            best_gain[row, k], best_feature[row, k] = gains[f], f
+            best_bin[row, k], best_side[row, k] = bins[f], sides[f]
+    if best_feature[0, k] == NO_SPLIT and best_feature[1, k] == NO_SPLIT:
         free_slots.append(slot[k])
         slot[k] = -1

@@ -4,7 +4,8 @@ One thread scans each allowed feature's histogram left to right (a running sum
 over value bins, O(n_bins)), keeping its first best candidate; then a serial
 pass over features, in feature order with a strict ``>``, picks the node's split.
 That is exactly the first maximum of the reference's ``np.argmax`` over
-(feature, bin, missing right before missing left), whatever the thread count.
+(feature, bin, side), whatever the thread count. Side 0: missing rows right, 1:
+missing rows left, 2: missing rows in a third child (``missing_split="separate"``).
 
 Gains follow Chen & Guestrin 2016, Eq. 7 (without 1/2), minus the cost penalty;
 the arithmetic is written in the reference's order and never uses fastmath.
@@ -36,15 +37,21 @@ def _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_
 
 
 @njit(cache=True)
-def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2):
-    """First best ``(gain, bin, side)`` of one feature; side 1 = missing rows left. O(n_bins).
+def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2,
+                 three_way):
+    """First best ``(gain, bin, side)`` of one feature. O(n_bins).
 
-    Bins ``0 .. n_bins - 2``: missing rows right, then (if any) left. The last value
-    bin only with missing rows (all values left, missing right).
+    With ``three_way`` and missing rows that can make a child (``min_rows``,
+    ``min_hessian``): the three-way candidates of bins ``0 .. n_bins - 2`` (side 2).
+    Otherwise bins ``0 .. n_bins - 2``: missing rows right, then (if any) left. The
+    last value bin only with missing rows (all values left, missing right).
     """
     # IN slots (256, 3) the feature's histogram
-    best, best_bin, best_side = -np.inf, -1, 0
     g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
+    if three_way and c_miss > 0 and c_miss >= min_rows and h_miss >= min_hessian:
+        return _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows,
+                               min_hessian, l2)
+    best, best_bin, best_side = -np.inf, -1, 0
     g_left = h_left = c_left = 0.0
     for b in range(n_bins):
         g_left += slots[b, 0]
@@ -65,14 +72,37 @@ def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_he
 
 
 @njit(cache=True)
-def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l2,
+def _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2):
+    """First best ``(gain, bin, 2)`` over the three-way candidates ``b = 0 .. n_bins - 2``: the
+    non-missing rows right of ``b`` are the parent's minus the left's minus the missing ones."""
+    g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
+    best, best_bin = -np.inf, -1
+    g_left = h_left = c_left = 0.0
+    for b in range(n_bins - 1):
+        g_left += slots[b, 0]
+        h_left += slots[b, 1]
+        c_left += slots[b, 2]
+        g_right, h_right, c_right = g - g_left - g_miss, h - h_left - h_miss, c - c_left - c_miss
+        if (c_left < min_rows or c_right < min_rows or h_left < min_hessian
+                or h_right < min_hessian):
+            continue
+        gain = (score(g_left, h_left, l2) + score(g_right, h_right, l2) + score(g_miss, h_miss, l2)
+                - parent_score - penalty)
+        if gain > best:
+            best, best_bin = gain, b
+    return best, best_bin, 2
+
+
+@njit(cache=True)
+def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l2, three_way,
                gains, bins, sides):
     """The feature of the node's best candidate, -1 if none is valid (its gain, bin, side: in the
     buffers).
 
     Scans in parallel over features from ``PARALLEL_FEATURES`` features on.
 
-    # IN  hist (d, 256, 3); n_bins (d,); allowed (d,) bool; penalty (d,)
+    # IN  hist (d, 256, 3); n_bins (d,); allowed (d,) bool; penalty (d,); three_way: separate
+    #     mode's three-way candidates where a feature's missing rows can make a child
     # BUF gains (d,) float64, bins (d,) int64, sides (d,) int64: per-feature bests
     """
     parent_score = score(g, h, l2)
@@ -80,10 +110,10 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     if n_features < PARALLEL_FEATURES:
         for f in range(n_features):
             _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                          min_hessian, l2, gains, bins, sides)
+                          min_hessian, l2, three_way, gains, bins, sides)
     else:
         _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                       min_hessian, l2, gains, bins, sides)
+                       min_hessian, l2, three_way, gains, bins, sides)
     best, best_feature = -np.inf, -1
     for f in range(n_features):
         if gains[f] > best:
@@ -93,19 +123,19 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
 
 @njit(parallel=True, cache=True)
 def _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
-                   l2, gains, bins, sides):
+                   l2, three_way, gains, bins, sides):
     for f in prange(len(allowed)):
         _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                      min_hessian, l2, gains, bins, sides)
+                      min_hessian, l2, three_way, gains, bins, sides)
 
 
 @njit(cache=True)
 def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
-                  l2, gains, bins, sides):
+                  l2, three_way, gains, bins, sides):
     gains[f], bins[f], sides[f] = -np.inf, -1, 0
     if allowed[f]:
         gains[f], bins[f], sides[f] = scan_feature(hist[f], n_bins[f], g, h, c, parent_score,
-                                                   penalty[f], min_rows, min_hessian, l2)
+                                                   penalty[f], min_rows, min_hessian, l2, three_way)
 
 
 @njit(cache=True)

@@ -6,12 +6,12 @@ imputers are grown here, by the fast grower (``boosting.KERNELS``).
 """
 from __future__ import annotations
 
-from twinrank.reference.missing import (IMPUTER, ITERATIVE_ROUNDS, STRATEGIES, MissingValues,
-                                        check_strategy, fill_values, run_fit)
+from twinrank.reference.missing import (IMPUTER, ITERATIVE_ROUNDS, SPLIT_STRATEGIES, STRATEGIES,
+                                        MissingValues, check_strategy, fill_values, run_fit)
 
 from . import boosting
 
-__all__ = ["MissingValues", "fit_missing", "fill_values", "check_strategy", "STRATEGIES",
+__all__ = ["MissingValues", "fit_missing", "fill_values", "check_strategy", "STRATEGIES", "SPLIT_STRATEGIES",
            "ITERATIVE_ROUNDS", "IMPUTER"]
 
 

@@ -46,7 +46,9 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
         np.ascontiguousarray(job.feature_mask), job.penalty, params.max_leaves,
         _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
-        float(params.min_gain_to_split), numba.get_num_threads(), *nodes.values())
+        float(params.min_gain_to_split), params.missing_split == "separate", numba.get_num_threads(),
+        *nodes.values())
+    assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(thresholds[f], b)
                  for f, b in zip(nodes["feature"], nodes["bin_threshold"])]
@@ -96,7 +98,8 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     return hist
 
 
-def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int):
+def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
+                    two_way: bool = False):
     """Numba-parallel twin of `twinrank.reference.tree.find_best_split` (the grower's kernel)."""
     hist = np.ascontiguousarray(hist, dtype=np.float64)
     n_features = hist.shape[0]
@@ -106,9 +109,11 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     f = best_split(hist, g, h, c, np.asarray(n_bins, dtype=np.int64),
                    np.asarray(allowed, dtype=bool), np.asarray(penalty, dtype=np.float64),
                    min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
-                   gains, bins, sides)
+                   params.missing_split == "separate" and not two_way, gains, bins, sides)
     if f < 0 or not gains[f] > params.min_gain_to_split:
         return None
+    if sides[f] == 2:
+        return Split(float(gains[f]), int(f), int(bins[f]), False, True)
     missing_left = sides[f] == 1
     if hist[f, MISSING_BIN, 2] == 0:
         c_left = left_stats(hist[f], bins[f], False)[2]

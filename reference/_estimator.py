@@ -14,7 +14,7 @@ import numpy as np
 
 from .data import Dataset
 from .errors import ParameterError
-from .missing import MissingValues, check_strategy
+from .missing import SPLIT_STRATEGIES, MissingValues, check_strategy
 from .model import Ensemble
 from .params import TreeParams
 
@@ -86,19 +86,21 @@ class BoostedRanker(RankerEstimator):
     """Base of the boosted estimators: their tree parameters and progress reporting."""
 
     def tree_params(self) -> TreeParams:
-        """The validated :class:`TreeParams` of this estimator."""
+        """The validated :class:`TreeParams` of this estimator (``missing="separate"``: three-way splits)."""
         return TreeParams(max_leaves=self.max_leaves, max_depth=self.max_depth,
                           min_samples_leaf=self.min_samples_leaf,
                           min_hessian_in_leaf=self.min_hessian_in_leaf, lambda_l2=self.lambda_l2,
-                          feature_fraction=self.feature_fraction)
+                          feature_fraction=self.feature_fraction,
+                          missing_split="separate" if self.missing == "separate" else "learn")
 
     def _missing_fitted(self, train: Dataset, valid: Dataset | None):
         """Fit the ``missing`` strategy on ``train``: ``(train, valid)`` with it applied, and the fit.
 
-        The fit is None for ``"learn"`` (nothing to apply).
+        The fit is None for ``"learn"`` and ``"separate"`` (nothing to apply: the grower
+        handles NaN, :meth:`tree_params`).
         """
         check_strategy(self.missing)
-        if self.missing == "learn":
+        if self.missing in SPLIT_STRATEGIES:
             return train, valid, None
         fitted = self._engine.missing.fit_missing(train.X, self.missing)
         return (_transformed(train, fitted), None if valid is None else _transformed(valid, fitted),

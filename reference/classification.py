@@ -256,7 +256,8 @@ class McRank(BoostedRanker):
         training rows' class probabilities (:func:`fit_relevance_weights`); ``weighting``
         is then unused and must not be an array.
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
-        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
+        their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
         ``"median"``, ``"iterative"``), stored in every classifier of the model.
     seed : classifier ``j`` boosts with ``classifier_seed(seed, j)`` (its row
         subsamples and node feature subsets).

@@ -160,7 +160,8 @@ class RandomForest(BoostedRanker):
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
     metric, convention : metric recorded after every tree (history, progress).
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
-        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
+        their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
         ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of every random draw.
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
@@ -237,7 +238,8 @@ class IGBRT(GBRT):
     rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction,
     rf_bootstrap, rf_query_subsample : the forest's, as in :class:`RandomForest`.
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
-        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
+        their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
         ``"median"``, ``"iterative"``) and stored in the model;
         fitted once, before the forest (which sees the filled rows).
     seed, n_threads, verbose : as in :class:`~twinrank.reference.gbrt.GBRT`.
@@ -282,12 +284,17 @@ class IGBRT(GBRT):
         self.verbose = verbose
 
     def forest(self) -> RandomForest:
-        """The (unfitted) random forest of this IGBRT: the ``rf_`` and shared parameters, ``seed``."""
+        """The (unfitted) random forest of this IGBRT: the ``rf_`` and shared parameters, ``seed``.
+
+        It grows its trees with this IGBRT's ``missing_split``; a fill strategy is
+        fitted once by the IGBRT, before the forest sees the rows.
+        """
         return self._engine.RandomForest(
             n_trees=self.rf_n_trees, max_leaves=self.rf_max_leaves, max_depth=self.rf_max_depth,
             min_samples_leaf=self.rf_min_samples_leaf, feature_fraction=self.rf_feature_fraction,
             bootstrap=self.rf_bootstrap, query_subsample=self.rf_query_subsample,
             max_bins=self.max_bins, metric=self.metric, convention=self.convention,
+            missing="separate" if self.missing == "separate" else "learn",  # fills: fitted by IGBRT
             seed=self.seed, n_threads=self.n_threads)
 
     def boost_params(self) -> BoostParams:

@@ -65,7 +65,8 @@ class GBRT(BoostedRanker):
     init_model : prior model (path, Ensemble or fitted estimator); the boosting starts
         from its scores instead of the mean label, and it is kept in the model.
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
-        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
+        their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
         ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of run 0's random draws.
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.

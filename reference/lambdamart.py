@@ -45,7 +45,8 @@ class LambdaMART(BoostedRanker):
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
-        ``"learn"`` (each split learns where NaN goes), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
+        their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
         ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of every random draw (query subsample, then node feature subsets, per round).
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.

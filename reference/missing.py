@@ -7,6 +7,9 @@ Observed values are never changed; only NaN entries are filled.
 
 * ``"learn"`` (default): no preprocessing; every split learns where NaN rows go
   (the grower's missing direction, :mod:`tree`).
+* ``"separate"``: no preprocessing either; every split whose feature has enough
+  missing rows sends them to a third child of their own (Ch. 4's separate
+  branch; ``TreeParams.missing_split="separate"``, :mod:`tree`).
 * ``"zero"``, ``"one"``: NaN becomes 0 or 1.
 * ``"mean"``, ``"median"``: NaN of feature :math:`j` becomes the mean / median of
   its observed training values (``np.nanmean`` / ``np.nanmedian`` in float64, then
@@ -43,7 +46,8 @@ from .errors import ModelFormatError, ParameterError
 from .model import Ensemble
 from .params import TreeParams
 
-STRATEGIES = ("learn", "zero", "one", "mean", "median", "iterative")
+STRATEGIES = ("learn", "separate", "zero", "one", "mean", "median", "iterative")
+SPLIT_STRATEGIES = ("learn", "separate")  # left to the grower (TreeParams.missing_split): no fill
 ITERATIVE_ROUNDS = 3
 IMPUTER = SimpleNamespace(n_trees=4, learning_rate=0.5, max_leaves=8, min_samples_leaf=20,
                           max_bins=32)
@@ -56,7 +60,7 @@ class MissingValues:
     Attributes
     ----------
     strategy : one of ``STRATEGIES``
-    fill : float64 array (n_features,), float32-representable; empty for ``"learn"``
+    fill : float64 array (n_features,), float32-representable; empty for ``"learn"`` and ``"separate"``
     imputers : list over rounds of lists of ``(feature, Ensemble)``; empty unless ``"iterative"``
     """
 
@@ -69,7 +73,7 @@ class MissingValues:
         self.fill = np.asarray(self.fill, dtype=np.float64)
 
     def transform(self, X) -> np.ndarray:
-        """A copy of ``X`` with its NaN entries filled (``X`` itself for ``"learn"``)."""
+        """A copy of ``X`` with its NaN entries filled (``X`` itself for ``"learn"`` and ``"separate"``)."""
         X = np.asarray(X)
         if not len(self.fill):
             return X
@@ -109,7 +113,7 @@ def run_fit(kernels, X, strategy: str) -> MissingValues:
     """:func:`fit_missing` on the kernels of one twin (``boosting.KERNELS``)."""
     check_strategy(strategy)
     X = np.asarray(X)
-    if strategy == "learn":
+    if strategy in SPLIT_STRATEGIES:
         return MissingValues(strategy)
     fill = fill_values(X, "mean" if strategy == "iterative" else strategy)
     if strategy != "iterative":
