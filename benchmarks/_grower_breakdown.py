@@ -57,12 +57,13 @@ class _Timed:
 
 
 def _grow(timed, bin_columns, bin_rows, job, params, n_threads) -> list:
-    """``_grower.grow``'s loop with each kernel timed; returns the (feature, bin) of every split."""
+    """``_grower.grow``'s loop (two-way splits) with each kernel timed; the (feature, bin) of every split."""
+    if params.missing_split == "separate":
+        raise NotImplementedError("the replay covers two-way splits only (missing_split='separate' given)")
     g_all, h_all = np.ascontiguousarray(job.gradients), np.ascontiguousarray(job.hessians)
     n_rows = len(g_all)
     rows = _row_ids(job.rows, n_rows)
-    m, max_leaves, min_rows = len(rows), params.max_leaves, job.min_rows
-    min_hessian, l2, max_depth = float(params.min_hessian_in_leaf), float(params.lambda_l2), job.max_depth
+    m, max_leaves, min_rows, max_depth = len(rows), params.max_leaves, job.min_rows, job.max_depth
     orders, gh, goes_left, block_lefts, hist = timed(
         "buffers (row ids, histogram pool)", _buffers, rows, m, len(job.n_bins), max_leaves)
     is_const, h0 = timed("constant-hessian check", constant_hessian, h_all, rows)
@@ -70,11 +71,18 @@ def _grow(timed, bin_columns, bin_rows, job, params, n_threads) -> list:
     scan = (np.empty(len(job.n_bins)), np.empty(len(job.n_bins), dtype=np.int64),
             np.empty(len(job.n_bins), dtype=np.int64))
     node = {0: dict(start=0, stop=m, buf=0, depth=0, g=float(g_all[rows].sum()), h=float(h_all[rows].sum()),
-                    c=m, slot=free.pop())}
-    timed("histogram: root", build_into, hist[0], bin_columns, bin_rows, g_all, h_all, orders[0], np.int64(0),
-          np.int64(m), gh, is_const, h0, n_threads, hist[0], np.bool_(False))
+                    c=m, slot=-1)}
+
+    def may_split(k):
+        return node[k]["depth"] < max_depth and node[k]["c"] >= 2 * min_rows
+
     best = {}
-    _evaluate(timed, 0, node, best, hist, free, job, scan, min_rows, min_hessian, l2, params.min_gain_to_split)
+    if may_split(0):
+        node[0]["slot"] = free.pop()
+        timed("histogram: root", build_into, hist[node[0]["slot"]], bin_columns, bin_rows, g_all, h_all,
+              orders[0], np.int64(0), np.int64(m), gh, is_const, h0, n_threads, hist[node[0]["slot"]],
+              np.bool_(False))
+        _evaluate(timed, 0, node, best, hist, free, job, scan, params)
     splits, n_leaves = [], 1
     while n_leaves < max_leaves and best:
         k = max(best, key=lambda key: (best[key][0], -key))  # largest gain, then lowest id
@@ -97,27 +105,25 @@ def _grow(timed, bin_columns, bin_rows, job, params, n_threads) -> list:
         n_leaves += 1
         if n_leaves == max_leaves:
             break
-        small, large = (kl, kr) if node[kl]["c"] <= node[kr]["c"] else (kr, kl)
-        split_small, split_large = (node[c]["depth"] < max_depth and node[c]["c"] >= 2 * min_rows
-                                    for c in (small, large))
-        if not (split_small or split_large):
-            free.append(parent["slot"])
-            continue
-        target = free.pop() if split_large else parent["slot"]
-        timed("histogram: smaller child" + (" + sibling subtraction" if split_large else ""), build_into,
-              hist[target], bin_columns, bin_rows, g_all, h_all, orders[1 - src], np.int64(node[small]["start"]),
-              np.int64(node[small]["stop"]), gh, is_const, h0, n_threads, hist[parent["slot"]],
-              np.bool_(split_large))
+        small, large = (kl, kr) if node[kl]["c"] < node[kr]["c"] else (kr, kl)  # ties: the last is large
+        split_small, split_large = may_split(small), may_split(large)
+        if split_small or split_large:
+            target = free.pop() if split_large else parent["slot"]
+            timed("histogram: smaller child" + (" + sibling subtraction" if split_large else ""), build_into,
+                  hist[target], bin_columns, bin_rows, g_all, h_all, orders[1 - src],
+                  np.int64(node[small]["start"]), np.int64(node[small]["stop"]), gh, is_const, h0, n_threads,
+                  hist[parent["slot"]], np.bool_(split_large))
+            if split_small:
+                node[small]["slot"] = target
+            elif target != parent["slot"]:
+                free.append(target)
         if split_large:
             node[large]["slot"] = parent["slot"]
-        if split_small:
-            node[small]["slot"] = target
-        elif target != parent["slot"]:
-            free.append(target)
+        elif not split_small:
+            free.append(parent["slot"])
         for child in (kl, kr):
             if node[child]["slot"] >= 0:
-                _evaluate(timed, child, node, best, hist, free, job, scan, min_rows, min_hessian, l2,
-                          params.min_gain_to_split)
+                _evaluate(timed, child, node, best, hist, free, job, scan, params)
     return splits
 
 
@@ -128,12 +134,13 @@ def _buffers(rows, m, d, max_leaves):
             np.empty(m // PARTITION_BLOCK + 2, dtype=np.int64), np.empty((max_leaves, d, N_SLOTS, 3)))
 
 
-def _evaluate(timed, k, node, best, hist, free, job, scan, min_rows, min_hessian, l2, min_gain):
-    """Leaf ``k``'s best split into ``best``, or its histogram slot freed."""
+def _evaluate(timed, k, node, best, hist, free, job, scan, params):
+    """Leaf ``k``'s best two-way split into ``best``, or its histogram slot freed."""
     n = node[k]
     f = timed("split scan", best_split, hist[n["slot"]], n["g"], n["h"], float(n["c"]), job.n_bins,
-              np.ascontiguousarray(job.feature_mask[k]), job.penalty, min_rows, min_hessian, l2, *scan)
-    if f >= 0 and scan[0][f] > min_gain:
+              np.ascontiguousarray(job.feature_mask[k]), job.penalty, job.min_rows,
+              float(params.min_hessian_in_leaf), float(params.lambda_l2), False, *scan)
+    if f >= 0 and scan[0][f] > params.min_gain_to_split:
         best[k] = (scan[0][f], int(f), int(scan[1][f]), int(scan[2][f]))
     else:
         free.append(n["slot"])

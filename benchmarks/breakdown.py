@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import resource
 import time
 from collections import defaultdict
 from types import SimpleNamespace
@@ -35,20 +36,26 @@ EXTRA_WORK = ("(excluded) replay", "argument checks (lambdarank)", "argument che
 
 
 class Stopwatch:
-    """Seconds and calls per label; ``wrap(label, f)`` is ``f`` timed under ``label``."""
+    """Seconds, calls and minor page faults per label; ``wrap(label, f)`` is ``f`` timed under ``label``."""
 
     def __init__(self):
-        self.seconds, self.calls = defaultdict(float), defaultdict(int)
+        self.seconds, self.calls, self.faults = defaultdict(float), defaultdict(int), defaultdict(int)
 
     def wrap(self, label, function):
         def timed(*args, **kwargs):
-            start = time.perf_counter()
+            faults, start = _minor_faults(), time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
                 self.seconds[label] += time.perf_counter() - start
+                self.faults[label] += _minor_faults() - faults
                 self.calls[label] += 1
         return timed
+
+
+def _minor_faults() -> int:
+    """Minor page faults of this process so far (first touches of freshly mapped memory)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def profile_fit(train, settings: Settings, *, sample_every: int = 5) -> dict:
@@ -88,10 +95,11 @@ def profile_fit(train, settings: Settings, *, sample_every: int = 5) -> dict:
                           "exp2", False, queries)
 
     def grow_tree(binned, g, h, thresholds, params, **kwargs):
-        start = time.perf_counter()
+        faults, start = _minor_faults(), time.perf_counter()
         tree = k["grow_tree"](binned, g, h, thresholds, params, **kwargs)
         seconds = time.perf_counter() - start
         watch.seconds["grow_tree"] += seconds
+        watch.faults["grow_tree"] += _minor_faults() - faults
         if sampled():
             detail.seconds["grow_tree as a whole"] += seconds
             replay(detail, tree, binned, g, h, thresholds, params, **kwargs)
@@ -119,6 +127,7 @@ def profile_fit(train, settings: Settings, *, sample_every: int = 5) -> dict:
 def _summary(watch, detail, total, n_trees, train) -> dict:
     """Milliseconds per tree of every part of the loop; of the grower's parts, per sampled tree."""
     loop = {label: 1e3 * watch.seconds[label] / n_trees for label, _ in LOOP_PARTS}
+    faults = {label: watch.faults[label] / n_trees for label, _ in LOOP_PARTS}
     round_ms = 1e3 * (total - watch.seconds["binning"]) / n_trees
     loop["other loop work"] = round_ms - sum(loop.values())
     n_sampled = max(detail.calls["replayed trees"], 1)
@@ -131,7 +140,7 @@ def _summary(watch, detail, total, n_trees, train) -> dict:
               **checks}
     return {"rows": train.n_rows, "queries": train.n_queries, "features": train.n_features,
             "trees": n_trees, "binning_s": watch.seconds["binning"], "round_ms": round_ms,
-            "loop_ms": loop, "grower_ms": grower, "sampled_trees": detail.calls["replayed trees"],
+            "loop_ms": loop, "loop_page_faults": faults, "grower_ms": grower, "sampled_trees": detail.calls["replayed trees"],
             "grower_check": detail.calls.get("replay mismatches", 0) == 0,
             "replay_errors": sorted(set(getattr(detail, "errors", [])))}
 
@@ -148,10 +157,12 @@ def report(result: dict) -> str:
     lines = [f"Fast LambdaMART, {result['rows']:,} rows x {result['features']} features, "
              f"{result['trees']} trees: **{result['round_ms']:.0f} ms per tree** "
              f"(binning once per fit: {result['binning_s']:.2f} s).", "",
-             "| part of a boosting round | ms / tree | share |", "|---|---:|---:|"]
+             "| part of a boosting round | ms / tree | share | minor page faults / tree |", "|---|---:|---:|---:|"]
     descriptions = dict(LOOP_PARTS, **{"other loop work": "the loop's own Python (sampling, model assembly)"})
     for label, ms in result["loop_ms"].items():
-        lines.append(f"| {descriptions[label]} | {ms:.1f} | {ms / result['round_ms']:.0%} |")
+        faults = result.get("loop_page_faults", {}).get(label)
+        lines.append(f"| {descriptions[label]} | {ms:.1f} | {ms / result['round_ms']:.0%} | "
+                     + ("" if faults is None else f"{faults:,.0f}") + " |")
     grower = result["grower_ms"]
     if result.get("replay_errors"):
         lines += ["", f"The grower's kernels could not be replayed ({result['replay_errors'][0]}): "

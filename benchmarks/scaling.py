@@ -50,7 +50,7 @@ def rows_scaling(train, sizes, settings: Settings, frameworks, env=None) -> list
             row = {"rows": part.n_rows}
             for name in frameworks:
                 result = run_worker(name, directory, "train", settings, env=env)
-                row[name] = result.get("ms_per_tree", float("nan"))
+                row[name] = result.get("ms_per_tree_median", float("nan"))
                 print(f"  {part.n_rows:>9,} rows  {name:<9} {row[name]:8.1f} ms/tree", flush=True)
             results.append(row)
     return results

@@ -225,7 +225,8 @@ class IGBRT(GBRT):
     ``seed``, then boosts squared-error trees on its residuals with the other
     parameters and seed ``seed + 1``. The model is the boosted trees with the forest
     as ``init_model``: ``predict`` is forest + boosted trees. With early stopping the
-    boosting may keep 0 trees: the model is then the forest.
+    boosting may keep 0 trees: the model is then the forest. The boosting's defaults
+    take small steps (learning rate 0.05, 8 leaves): the forest is already a good model.
 
     Parameters
     ----------
@@ -248,7 +249,7 @@ class IGBRT(GBRT):
     _engine = SimpleNamespace(RandomForest=RandomForest, boosting=boosting, objectives=objectives,
                               predict=predict, missing=missing_strategies)
 
-    def __init__(self, *, n_trees=100, learning_rate=0.05, max_leaves=15, max_depth=None,
+    def __init__(self, *, n_trees=100, learning_rate=0.05, max_leaves=8, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  subsample_by="rows", feature_fraction=1.0, max_bins=255, metric="ndcg@10",
                  convention="lightgbm", early_stopping_rounds=None, overfit_tolerance=None,

@@ -57,8 +57,8 @@ import time
 from twinrank.fast.forest import IGBRT
 from twinrank.fast.metrics import evaluate
 
-forest_params = dict(n_trees=40, max_leaves=1024, min_samples_leaf=5, feature_fraction=0.1)
-boost_params = dict(n_trees=300, learning_rate=0.05, max_leaves=31, min_samples_leaf=50,
+forest_params = dict(n_trees=40, max_leaves=1024, min_samples_leaf=50, feature_fraction=0.1)
+boost_params = dict(n_trees=300, learning_rate=0.05, max_leaves=8, min_samples_leaf=20,
                     metric="ndcg@10", convention="ranklib", early_stopping_rounds=30)
 rankers = {
     "random forest": RandomForest(**forest_params, metric="ndcg@10", convention="ranklib"),
