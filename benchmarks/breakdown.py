@@ -81,10 +81,13 @@ def profile_fit(train, settings: Settings, *, sample_every: int = 5) -> dict:
     k = vars(boosting.KERNELS)
     replay = detail.wrap("(excluded) replay", _grower_breakdown.replay)
 
+    rounds = [0]  # the objective is the first kernel of every round
+
     def sampled():
-        return (watch.calls["lambdas"] - 1) % sample_every == 0
+        return (rounds[0] - 1) % sample_every == 0
 
     def lambdas(scores, queries):
+        rounds[0] += 1
         if sampled():
             detail.wrap("argument checks (lambdarank)", replay_checks)(scores, queries)
         return objectives.lambdarank(train.y, scores, train.query_offsets, metric="ndcg",

@@ -58,7 +58,7 @@ FLAGS = [
     ("--seed", "seed", int, "seed of every random draw"),
     ("--missing", "missing", str,
      "missing values: learn (each split learns), separate (NaN rows get their own child),\n     or a fitted fill: zero, one, mean, median, iterative"),
-    ("--subsample", "subsample", float, "fraction of the rows per tree (stochastic boosting)"),
+    ("--subsample", "subsample", float, "fraction of the rows (or queries: --subsample-by) per tree"),
     ("--weighting", "weighting", _weighting,
      "McRank's relevance weights: linear, square, exp2, or one number per label, e.g. 0,1,3"),
     ("--fit-weights", "fit_weights", _true_or_false, "McRank: true to fit the relevance weights by least squares"),

@@ -153,7 +153,10 @@ class RandomForest(BoostedRanker):
     n_trees : trees :math:`T` averaged.
     max_leaves, max_depth, min_samples_leaf : tree shape (see
         :class:`~twinrank.reference.params.TreeParams`); the defaults grow trees that
-        are unpruned in practice (a node stops when it is pure or too small).
+        are unpruned in practice (a node stops when it is pure or too small; about 700
+        leaves on MQ2008). ``max_leaves`` also bounds memory: each tree draws a
+        ``(2 * max_leaves - 1, n_features)`` feature mask, and the fast grower reserves
+        ``max_leaves`` histograms of ``n_features * 256 * 3`` float64.
     feature_fraction : fraction of features drawn at each node, at least one (k random features).
     bootstrap : grow each tree on a bootstrap sample of its rows.
     query_subsample : fraction of the queries each tree sees, without replacement.
