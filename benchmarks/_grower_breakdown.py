@@ -16,9 +16,9 @@ import numba
 import numpy as np
 
 from twinrank.fast._histogram import N_SLOTS, build_into, constant_hessian
-from twinrank.fast.tree import _flat_layouts, _row_ids
 from twinrank.fast._partition import PARTITION_BLOCK, partition
 from twinrank.fast._split import best_split, left_stats
+from twinrank.fast.tree import _flat_layouts, _row_ids
 from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.tree import _checked_inputs
 
@@ -86,7 +86,7 @@ def _grow(timed, bin_columns, bin_rows, job, params, n_threads) -> list:
     splits, n_leaves = [], 1
     while n_leaves < max_leaves and best:
         k = max(best, key=lambda key: (best[key][0], -key))  # largest gain, then lowest id
-        gain, f, b, side = best.pop(k)
+        _, f, b, side = best.pop(k)
         parent = node[k]
         slots = hist[parent["slot"], f]  # (256, 3)
         g_left, h_left, c_left = left_stats(slots, np.int64(b), side == 1)

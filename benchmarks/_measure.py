@@ -29,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from twinrank.reference.data import Dataset
+
 from _frameworks import FRAMEWORKS, Settings
 from generate import generate
-from twinrank.reference.data import Dataset
 
 PREDICT_REPEATS = 3
 

@@ -18,8 +18,6 @@ import time
 from collections import defaultdict
 from types import SimpleNamespace
 
-import numpy as np
-
 from _frameworks import Settings
 from _measure import load
 from generate import generate, queries_for_rows
@@ -66,13 +64,12 @@ def profile_fit(train, settings: Settings, *, sample_every: int = 5) -> dict:
     objective and the metric timed once more on their own. That extra work is
     excluded from the loop's total.
     """
+    import _grower_breakdown
     from twinrank.fast import boosting, objectives
     from twinrank.fast._threads import threads
     from twinrank.fast.lambdamart import LambdaMART
     from twinrank.reference.metrics import prepare
     from twinrank.reference.objectives import _check_lambdarank
-
-    import _grower_breakdown
 
     est = LambdaMART(n_trees=settings.trees, learning_rate=settings.learning_rate, max_leaves=settings.leaves,
                      min_samples_leaf=settings.min_leaf, max_bins=settings.bins, truncation=settings.truncation,

@@ -68,23 +68,23 @@ def lambda_cost(total_rows=240_000, docs_per_query=DOCS_PER_QUERY, truncations=(
         scores = rng.standard_normal(data.n_rows)  # (n_rows,)
         for truncation in truncations:
             with numba_threads(threads):
-                seconds = _median_seconds(lambda: objectives.lambdarank(
-                    data.y, scores, data.query_offsets, metric="ndcg", truncation=truncation))
+                seconds = _median_seconds(objectives.lambdarank, data.y, scores, data.query_offsets,
+                                          metric="ndcg", truncation=truncation)
             top = n - 1 if truncation is None else min(n - 1, truncation)
             pairs = data.n_queries * sum(n - 1 - a for a in range(top))
             results.append({"docs_per_query": n, "truncation": truncation, "rows": data.n_rows,
                             "ms": 1e3 * seconds, "ns_per_doc": 1e9 * seconds / data.n_rows,
                             "ns_per_pair": 1e9 * seconds / max(pairs, 1)})
-            print(f"  {n:>5} docs/query  truncation {str(truncation):>4}  {1e3 * seconds:9.1f} ms", flush=True)
+            print(f"  {n:>5} docs/query  truncation {truncation!s:>4}  {1e3 * seconds:9.1f} ms", flush=True)
     return results
 
 
-def _median_seconds(call) -> float:
-    call()  # warm-up: compilation or cache load
+def _median_seconds(function, *args, **kwargs) -> float:
+    function(*args, **kwargs)  # warm-up: compilation or cache load
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
-        call()
+        function(*args, **kwargs)
         times.append(time.perf_counter() - start)
     return float(np.median(times))
 

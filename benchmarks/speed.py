@@ -1,8 +1,9 @@
 """Speed and quality of twinrank.fast LambdaMART against LightGBM and XGBoost, same settings.
 
-    python benchmarks/speed.py --markdown benchmarks/RESULTS.md          # the headline run
-    python benchmarks/speed.py --rows 200000 --trees 50                  # a quicker look
-    python benchmarks/speed.py --scaling --markdown benchmarks/RESULTS.md
+    python benchmarks/speed.py --markdown benchmarks/RESULTS.md      # the headline run: 1M rows, 100 trees
+    python benchmarks/speed.py --rows 200000 --trees 50              # a quicker look
+    python benchmarks/speed.py --repeat 2 --scaling --markdown benchmarks/RESULTS.md --json benchmarks/RESULTS.json
+    python benchmarks/speed.py --from-json benchmarks/RESULTS.json --markdown benchmarks/RESULTS.md  # re-render
 
 Trains each framework on MSLR-WEB10K-shaped generated data (``generate.py``; test
 queries held out, from another seed) with the same trees, leaves, bins, learning
@@ -11,10 +12,12 @@ each in a process of its own (``_measure.py``), and reports side by side: binnin
 time, ms per tree, scoring throughput with a 100-tree and a 1000-tree model, peak
 memory, test NDCG@10, each also as a ratio to LightGBM's. Warm-up (numba's
 compilation, or loading its cache) is excluded from every timing and reported
-apart. Then, unless ``--no-breakdown``, where fast LambdaMART's time goes
-(``breakdown.py``); with ``--scaling``, ms per tree against rows and the lambdas'
-cost against query size (``scaling.py``). The machine is shared and noisy:
-compare ratios, not absolute times.
+apart. LightGBM and XGBoost also run with ``OMP_WAIT_POLICY=PASSIVE``, the
+policy ``twinrank.fast`` sets for itself. Then, unless ``--no-breakdown``, where
+fast LambdaMART's time goes (``breakdown.py``); with ``--scaling``, ms per tree
+against rows and the lambdas' cost against query size (``scaling.py``). The
+machine is shared and noisy: compare ratios, not absolute times; ``--repeat``
+runs every framework several times in rotation and keeps the best of each.
 """
 from __future__ import annotations
 
@@ -29,25 +32,15 @@ from pathlib import Path
 
 import numpy as np
 
-import breakdown
 import scaling
-from _frameworks import FRAMEWORKS, PARAMETER_MAP, Settings
+from _frameworks import FRAMEWORKS, Settings
 from _machine import machine
 from _measure import save
+from _report import markdown, terminal
 from generate import queries_for_rows, train_test
 
 HERE = Path(__file__).resolve().parent
 HIGHER_IS_BETTER = ("docs_per_s", "docs_per_s_big", "ndcg@10")
-COLUMNS = (  # (result key, header, format, higher is better)
-    ("warmup_s", "warm-up (s)", "{:.1f}", False),
-    ("bin_s", "binning (s)", "{:.2f}", False),
-    ("ms_per_tree_median", "ms / tree", "{:.0f}", False),
-    ("docs_per_s", "scoring, {trees} trees (docs/s)", "{:,.0f}", True),
-    ("docs_per_s_big", "scoring, {score_trees} trees (docs/s)", "{:,.0f}", True),
-    ("peak_rss_mb", "peak RSS (MB)", "{:,.0f}", False),
-    ("rss_increase_mb", "peak RSS - RSS at start (MB)", "{:,.0f}", False),
-    ("ndcg@10", "test NDCG@10", "{:.4f}", True),
-)
 
 
 def run(args) -> dict:
@@ -146,133 +139,6 @@ def _breakdown(directory, args, env) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def markdown(out: dict) -> str:
-    """The whole results page (``benchmarks/RESULTS.md``)."""
-    m, s, d = out["machine"], out["settings"], out["data"]
-    lines = ["# Benchmark results", "",
-             f"Regenerate with `{_command(out)}` (from the repository root). Shared, noisy machine: "
-             "**compare the ratios, not the absolute times.**", "",
-             "## Machine", "",
-             f"{m['cpu']}, {m['usable_cores']} usable cores ({m['logical_cores']} logical), {m['memory_gb']} GB; "
-             f"Linux {m['kernel']}; Python {m['python']}; numpy {m['numpy']}, numba {m['numba']}, "
-             f"lightgbm {m['lightgbm']}, xgboost {m['xgboost']}; {m['date']}. Load average (1, 5, 15 min) "
-             f"{_load(m['load_average'])} before, {_load(out['load_average_after'])} after"
-             + (f"; worker environment {out['env']}" if out["env"] else "") + ".", "",
-             "## Setup", "",
-             f"Training: {d['train_rows']:,} rows, {d['train_queries']:,} queries, {d['features']} features "
-             f"(`benchmarks/generate.py`, seed {s['seed']}); test: {d['test_rows']:,} rows, "
-             f"{d['test_queries']:,} other queries. {s['trees']} trees, {s['leaves']} leaves, {s['bins']} bins, "
-             f"learning rate {s['learning_rate']}, minimum leaf size {s['min_leaf']}, truncation "
-             f"{s['truncation'] or 'none (all pairs)'}, {s['threads']} threads.", "",
-             "| setting | twinrank.fast `LambdaMART` | LightGBM `lambdarank` | XGBoost `rank:ndcg` |",
-             "|---|---|---|---|"]
-    lines += [f"| {' | '.join(row)} |" for row in PARAMETER_MAP]
-    lines += ["", "## Side by side", "", _main_table(out), "", _notes(out)]
-    if "breakdown" in out:
-        lines += ["", "## Where fast LambdaMART spends its time", ""]
-        lines += [f"Breakdown failed: {out['breakdown']['error']}"] if "error" in out["breakdown"] else \
-            [breakdown.report(out["breakdown"])]
-    if "scaling_rows" in out:
-        lines += ["", "## Scaling", "", f"Median ms per tree ({out['settings']['threads']} threads, "
-                  f"OMP_WAIT_POLICY {out.get('scaling_policy', 'library defaults')} for every framework, "
-                  f"the first rows of the training set, {_scaling_trees(out)} trees, one run each):", "",
-                  scaling.report(out["scaling_rows"], [], list(out["results"])), "",
-                  "Cost of one `twinrank.fast.objectives.lambdarank` call (NDCG, no cutoff) on about 240,000 "
-                  "rows, against the documents per query, with all pairs and with truncation 20:", "",
-                  scaling.report([], out["lambda_cost"], [])]
-    return "\n".join(lines) + "\n"
-
-
-def _main_table(out) -> str:
-    results = out["results"]
-    reference = results.get("lightgbm", {})
-    trees = {"trees": out["settings"]["trees"], "score_trees": out.get("score_trees", 1000)}
-    header = "| | " + " | ".join(title.format(**trees) for _, title, _, _ in COLUMNS) + " |"
-    lines = [header, "|---|" + "---:|" * len(COLUMNS)]
-    for name, result in results.items():
-        if "error" in result:
-            lines.append(f"| {name} | failed: {result['error']} |" + " |" * (len(COLUMNS) - 1))
-            continue
-        cells = []
-        for key, _, fmt, _ in COLUMNS:
-            value = result.get(key, float("nan"))
-            cell = fmt.format(value)
-            if name != "lightgbm" and reference.get(key) and key != "warmup_s":
-                cell += f" ({value / reference[key]:.2f}x)"
-            cells.append(cell)
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def _notes(out) -> str:
-    r, d = out["results"], out["data"]
-    twin = r.get("twinrank", {})
-    bullets = [
-        "Ratios in parentheses are value / LightGBM's value: below 1 is better for times and memory, "
-        "above 1 for throughput and NDCG."
-        + (f" Every framework ran {out['repeat']} times, in rotation; each cell is its best run "
-           "(fastest, highest throughput, least memory)." if out.get("repeat", 1) > 1 else ""),
-        f"Test NDCG@10 uses the LightGBM convention (a query without relevant documents scores 1); random "
-        f"scores get {d['random_ndcg@10']:.4f}.",
-        "ms / tree is the median wall time of boosting rounds 2..N (robust to the other jobs of a shared "
-        "machine; the mean and round 1 are in the JSON: "
-        + ", ".join(f"{name} mean {res['ms_per_tree']:.0f} ms" for name, res in r.items() if "ms_per_tree" in res)
-        + "); "
-        "twinrank's round includes its NDCG@10 on the training set, which its loop computes after every tree "
-        "(LightGBM and XGBoost evaluate nothing here).",
-        "Binning: twinrank `bin_thresholds` + `apply_bins` on all rows; LightGBM `Dataset.construct()` "
-        "(edges from a 200,000-row sample); XGBoost `QuantileDMatrix`. twinrank's `fit` bins again inside "
-        "its first round.",
-    ]
-    policies = ", ".join(f"{name}: {res['omp_wait_policy']}" for name, res in r.items() if "omp_wait_policy" in res)
-    bullets.append("Threads wait in OpenMP between parallel regions. `import twinrank.fast` sets "
-                   "`OMP_WAIT_POLICY=PASSIVE` (sleep, do not spin) unless it is set; LightGBM and XGBoost run "
-                   "with the OpenMP default (spin a while, then sleep) and again with PASSIVE (the "
-                   "\"passive wait\" rows, ratios still to the default LightGBM row). On a busy machine the "
-                   f"wait policy can matter more than the kernels. Policies: {policies}"
-                   + (f"; twinrank's numba threading layer: {twin['numba_threading_layer']}."
-                      if "numba_threading_layer" in twin else "."))
-    if twin.get("cold_warmup_s") is not None:
-        bullets.append(f"Warm-up is a tiny fit + predict in the same process before any timing: for twinrank "
-                       f"{twin.get('warmup_s', float('nan')):.1f} s with numba's on-disk cache, "
-                       f"{twin['cold_warmup_s']:.1f} s with an empty cache (compiling every kernel).")
-    big = [f"{name} {res['big_trees']} trees of {res['big_leaves_per_tree']:.1f} leaves"
-           for name, res in r.items() if "big_trees" in res]
-    if big:
-        first = next(res for res in r.values() if "big_train_rows" in res)
-        bullets.append(f"Scoring throughput: the held-out test set ({d['test_rows']:,} rows, float32) scored by "
-                       "each framework's own predict on raw features (median of 3 runs; XGBoost "
-                       "`inplace_predict`). The 1000-tree models are real models of each framework, trained "
-                       f"on the first {first['big_train_rows']:,} training rows (a smaller set so that 1000 "
-                       f"trees train quickly): {', '.join(big)}.")
-    bullets.append("Peak RSS: the high-water mark of the framework's own process (`VmHWM`, reset after the "
-                   "training data are loaded and the warm-up is done) through binning, training and scoring. "
-                   "RSS at start is what was resident then: the training data, the interpreter and the "
-                   "framework's libraries ("
-                   + ", ".join(f"{name} {res['rss_before_mb']:,.0f} MB"
-                               for name, res in r.items() if "rss_before_mb" in res) + ").")
-    return "\n".join(f"- {b}" for b in bullets)
-
-
-def _command(out) -> str:
-    argv = out["command"].split()
-    return "python benchmarks/speed.py " + " ".join(argv[1:])
-
-
-def _load(values) -> str:
-    return ", ".join(f"{v:.1f}" for v in values)
-
-
-def _scaling_trees(out) -> int:
-    return out.get("scaling_trees", out["settings"]["trees"])
-
-
-def terminal(out) -> str:
-    """A short plain-text summary for the console."""
-    return _main_table(out) + "\n\n" + (breakdown.report(out["breakdown"]) if "loop_ms" in out.get("breakdown", {})
-                                         else "")
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     size = parser.add_mutually_exclusive_group()
@@ -304,12 +170,16 @@ def main(argv=None):
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="environment of the workers, e.g. OMP_WAIT_POLICY=passive (repeatable)")
     parser.add_argument("--markdown", metavar="PATH", help="write the results page here")
+    parser.add_argument("--from-json", metavar="PATH", help="measure nothing: render a saved --json file")
     parser.add_argument("--json", metavar="PATH", help="write every number here")
     args = parser.parse_args(argv)
-    out = run(args)
-    out.update(scaling_trees=args.scaling_trees, score_trees=args.score_trees)
+    if args.from_json:
+        out = json.loads(Path(args.from_json).read_text())
+    else:
+        out = run(args)
+        out.update(scaling_trees=args.scaling_trees, score_trees=args.score_trees)
     print(terminal(out))
-    if args.json:
+    if args.json and not args.from_json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     if args.markdown:
         Path(args.markdown).write_text(markdown(out))
