@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from twinrank.reference.boosting import Objective, StoppingRule, query_rows, run_boosting
+from twinrank.reference.boosting import Objective, StoppingRule, run_boosting
 
 from . import binning, metrics, predict, tree
 
@@ -17,7 +17,7 @@ KERNELS = SimpleNamespace(
     predict_ensemble=predict.predict_ensemble, evaluate=metrics.evaluate,
 )
 
-__all__ = ["boost", "run_boosting", "StoppingRule", "Objective", "query_rows", "KERNELS"]
+__all__ = ["boost", "run_boosting", "StoppingRule", "Objective", "KERNELS"]
 
 
 def boost(train, objective, params, *, valid=None, init_model=None, init_scores=None,

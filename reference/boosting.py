@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from . import binning, metrics, predict, tree
-from .data import Dataset
+from .data import Dataset, query_rows
 from .errors import ParameterError
 from .model import Ensemble
 from .params import BoostParams
@@ -141,13 +141,6 @@ def _round_sample(rng, train: Dataset, params: BoostParams):
         return None, subsample(rng, train.n_rows, params.subsample)
     queries = subsample(rng, train.n_queries, params.subsample)
     return queries, query_rows(train.query_offsets, queries)
-
-
-def query_rows(query_offsets: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Row indices of ``queries`` (int64, in query order)."""
-    sizes = query_offsets[queries + 1] - query_offsets[queries]  # (n_sampled,)
-    starts = np.repeat(query_offsets[queries] - np.cumsum(sizes) + sizes, sizes)  # (n_rows,)
-    return (starts + np.arange(sizes.sum())).astype(np.int64)
 
 
 def _metric(kernels, params: BoostParams, data: Dataset, scores: np.ndarray) -> float:

@@ -108,7 +108,7 @@ class Dataset:
         """The data set made of the given queries, in the given order."""
         queries = np.asarray(queries, dtype=np.int64)
         sizes = self.query_sizes[queries]
-        rows = _query_rows(self.query_offsets, queries)
+        rows = query_rows(self.query_offsets, queries)
         return Dataset(
             self.X[rows], self.y[rows], np.r_[0, np.cumsum(sizes)],
             qids=None if self.qids is None else self.qids[queries],
@@ -116,8 +116,8 @@ class Dataset:
         )
 
 
-def _query_rows(query_offsets: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Row indices of ``queries``, concatenated in order."""
+def query_rows(query_offsets: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Row indices (int64) of ``queries``, concatenated in the given order."""
     sizes = query_offsets[queries + 1] - query_offsets[queries]  # (len(queries),)
     starts = np.repeat(query_offsets[queries], sizes)  # (n_rows_out,)
     within = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)

@@ -150,3 +150,11 @@ def test_subsample_queries_draws_through_the_sampling_module():
 def test_fast_twin_reexports_the_same_data_model():
     for name in ("Dataset", "load_mq2008", "query_folds", "subsample_queries"):
         assert getattr(fast_data, name) is getattr(data, name)
+
+
+def test_query_rows_lists_the_rows_of_the_queries_in_the_given_order():
+    from twinrank.reference.data import query_rows
+
+    offsets = np.array([0, 3, 5, 9])
+    assert query_rows(offsets, np.array([2, 0])).tolist() == [5, 6, 7, 8, 0, 1, 2]
+    assert query_rows(offsets, np.array([1])).dtype == np.int64
