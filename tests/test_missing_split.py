@@ -5,7 +5,6 @@ import json
 import numpy as np
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from synthetic import ranking_data
 from test_missing import ESTIMATORS
