@@ -35,7 +35,8 @@ from ._split import best_split, left_stats
 NO_SPLIT = -1
 
 
-@njit(cache=True)
+# nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
+@njit(cache=True, nogil=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, separate, n_threads,
          feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum):
