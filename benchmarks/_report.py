@@ -46,7 +46,8 @@ def markdown(out: dict) -> str:
     if "scaling_rows" in out:
         lines += ["", "## Scaling", "", f"Median ms per tree ({out['settings']['threads']} threads, "
                   f"OMP_WAIT_POLICY {out.get('scaling_policy', 'library defaults')} for every framework, "
-                  f"the first rows of the training set, {_scaling_trees(out)} trees, one run each):", "",
+                  f"the first rows of the training set, {_scaling_trees(out)} trees, best of {out.get('scaling_repeat', 1)} "
+                  "run(s) each):", "",
                   scaling.report(out["scaling_rows"], [], [k for k in out["scaling_rows"][0] if k != "rows"]), "",
                   "Cost of one `twinrank.fast.objectives.lambdarank` call (NDCG, no cutoff) on about 240,000 "
                   "rows, against the documents per query, with all pairs and with truncation 20:", "",

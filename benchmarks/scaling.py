@@ -4,7 +4,8 @@
 
 * **Rows.** The first ``queries_for_rows(r)`` queries of one generated training set,
   for each ``r``; every framework trains ``--trees`` trees in a process of its own
-  (``_measure.py``, mode ``train``), ms per tree as in ``speed.py``.
+  (``_measure.py``, mode ``train``), median ms per tree as in ``speed.py``, the best
+  of ``--repeat`` runs.
 * **Lambdas.** ``twinrank.fast.objectives.lambdarank`` (NDCG, no cutoff) on
   ``--lambda-rows`` rows cut into queries of ``n`` documents each, with all pairs
   (truncation None, O(n^2) per query) and with truncation 20 (O(20 n)); scores are
@@ -40,18 +41,20 @@ def run_worker(name, directory, mode, settings: Settings, env=None, **extra) -> 
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def rows_scaling(train, sizes, settings: Settings, frameworks, env=None) -> list[dict]:
-    """ms per tree of every framework on the first ``queries_for_rows(size)`` queries of ``train``."""
+def rows_scaling(train, sizes, settings: Settings, frameworks, env=None, repeat=1) -> list[dict]:
+    """Median ms per tree of every framework on the first ``queries_for_rows(size)`` queries of ``train``;
+    the best of ``repeat`` runs, the frameworks in rotation."""
     results = []
     with tempfile.TemporaryDirectory() as directory:
         for size in sizes:
             part = train.take_queries(np.arange(min(queries_for_rows(size), train.n_queries)))
             save(part, directory, "train")
-            row = {"rows": part.n_rows}
-            for name in frameworks:
-                result = run_worker(name, directory, "train", settings, env=env)
-                row[name] = result.get("ms_per_tree_median", float("nan"))
-                print(f"  {part.n_rows:>9,} rows  {name:<9} {row[name]:8.1f} ms/tree", flush=True)
+            row = {"rows": part.n_rows, **{name: float("inf") for name in frameworks}}
+            for _ in range(repeat):
+                for name in frameworks:
+                    ms = run_worker(name, directory, "train", settings, env=env).get("ms_per_tree_median", np.nan)
+                    row[name] = min(row[name], ms)
+                    print(f"  {part.n_rows:>9,} rows  {name:<9} {ms:8.1f} ms/tree", flush=True)
             results.append(row)
     return results
 
@@ -118,11 +121,12 @@ def main(argv=None):
     parser.add_argument("--truncation", type=lambda v: None if v == "none" else int(v), default=30)
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     parser.add_argument("--lambda-rows", type=int, default=240_000)
+    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs per cell")
     args = parser.parse_args(argv)
     frameworks = args.frameworks.split(",")
     settings = Settings(trees=args.trees, threads=args.threads, truncation=args.truncation)
     train = generate(queries_for_rows(max(args.rows)))
-    rows = rows_scaling(train, args.rows, settings, frameworks)
+    rows = rows_scaling(train, args.rows, settings, frameworks, repeat=args.repeat)
     print(report(rows, lambda_cost(args.lambda_rows, threads=args.threads), frameworks))
 
 

@@ -88,9 +88,10 @@ def run(args) -> dict:
         print("scaling ...", flush=True)
         scaling_env = env if args.no_passive_peers else {**env, "OMP_WAIT_POLICY": "PASSIVE"}
         out["scaling_policy"] = scaling_env.get("OMP_WAIT_POLICY", "library defaults")
+        out["scaling_repeat"] = args.repeat
         out["scaling_rows"] = scaling.rows_scaling(train, args.scaling_rows,
                                                    dataclasses.replace(settings, trees=args.scaling_trees),
-                                                   frameworks, env=scaling_env)
+                                                   frameworks, env=scaling_env, repeat=args.repeat)
         out["lambda_cost"] = scaling.lambda_cost(threads=args.threads)
     out["load_average_after"] = os.getloadavg()
     return out
