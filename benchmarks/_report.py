@@ -26,7 +26,8 @@ def markdown(out: dict) -> str:
              "## Machine", "",
              f"{m['cpu']}, {m['usable_cores']} usable cores ({m['logical_cores']} logical), {m['memory_gb']} GB; "
              f"Linux {m['kernel']}; Python {m['python']}; numpy {m['numpy']}, numba {m['numba']}, "
-             f"lightgbm {m['lightgbm']}, xgboost {m['xgboost']}; {m['date']}. Load average (1, 5, 15 min) "
+             f"lightgbm {m['lightgbm']}, xgboost {m['xgboost']}; twinrank commit {m.get('commit', 'unknown')}; "
+             f"{m['date']}. Load average (1, 5, 15 min) "
              f"{_load(m['load_average'])} before, {_load(out['load_average_after'])} after"
              + (f"; worker environment {out['env']}" if out["env"] else "") + ".", "",
              "## Setup", "",
