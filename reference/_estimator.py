@@ -29,6 +29,11 @@ class RankerEstimator:
         sig = inspect.signature(cls.__init__)
         return [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
 
+    def _set_init_params(self, values: dict) -> None:
+        """Store every keyword-only ``__init__`` argument as is (scikit-learn's contract)."""
+        for name in self._param_names():
+            setattr(self, name, values[name])
+
     def get_params(self, deep: bool = True) -> dict:
         return {name: getattr(self, name) for name in self._param_names()}
 

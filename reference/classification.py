@@ -287,22 +287,7 @@ class McRank(BoostedRanker):
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  feature_fraction=1.0, max_bins=255, weighting="linear", fit_weights=False,
                  missing="learn", seed=0, n_threads=None, verbose=0):
-        self.n_trees = n_trees
-        self.learning_rate = learning_rate
-        self.max_leaves = max_leaves
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.min_hessian_in_leaf = min_hessian_in_leaf
-        self.lambda_l2 = lambda_l2
-        self.subsample = subsample
-        self.feature_fraction = feature_fraction
-        self.max_bins = max_bins
-        self.weighting = weighting
-        self.fit_weights = fit_weights
-        self.missing = missing
-        self.seed = seed
-        self.n_threads = n_threads
-        self.verbose = verbose
+        self._set_init_params(locals())
 
     def boost_params(self, seed=None) -> BoostParams:
         """The validated :class:`BoostParams` of every classifier (``seed``: the classifier's seed)."""

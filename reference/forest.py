@@ -179,20 +179,7 @@ class RandomForest(BoostedRanker):
                  feature_fraction=0.1, bootstrap=True, query_subsample=1.0, max_bins=255,
                  metric="ndcg@10", convention="lightgbm", missing="learn", seed=0, n_threads=None,
                  verbose=0):
-        self.n_trees = n_trees
-        self.max_leaves = max_leaves
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.feature_fraction = feature_fraction
-        self.bootstrap = bootstrap
-        self.query_subsample = query_subsample
-        self.max_bins = max_bins
-        self.metric = metric
-        self.convention = convention
-        self.missing = missing
-        self.seed = seed
-        self.n_threads = n_threads
-        self.verbose = verbose
+        self._set_init_params(locals())
 
     def forest_params(self) -> ForestParams:
         """The validated :class:`ForestParams` of this estimator."""
@@ -259,33 +246,7 @@ class IGBRT(GBRT):
                  overfit_extra_trees=250, rf_n_trees=100, rf_max_leaves=1024, rf_max_depth=None,
                  rf_min_samples_leaf=5, rf_feature_fraction=0.1, rf_bootstrap=True,
                  rf_query_subsample=1.0, missing="learn", seed=0, n_threads=None, verbose=0):
-        self.n_trees = n_trees
-        self.learning_rate = learning_rate
-        self.max_leaves = max_leaves
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.min_hessian_in_leaf = min_hessian_in_leaf
-        self.lambda_l2 = lambda_l2
-        self.subsample = subsample
-        self.subsample_by = subsample_by
-        self.feature_fraction = feature_fraction
-        self.max_bins = max_bins
-        self.metric = metric
-        self.convention = convention
-        self.early_stopping_rounds = early_stopping_rounds
-        self.overfit_tolerance = overfit_tolerance
-        self.overfit_extra_trees = overfit_extra_trees
-        self.rf_n_trees = rf_n_trees
-        self.rf_max_leaves = rf_max_leaves
-        self.rf_max_depth = rf_max_depth
-        self.rf_min_samples_leaf = rf_min_samples_leaf
-        self.rf_feature_fraction = rf_feature_fraction
-        self.rf_bootstrap = rf_bootstrap
-        self.rf_query_subsample = rf_query_subsample
-        self.missing = missing
-        self.seed = seed
-        self.n_threads = n_threads
-        self.verbose = verbose
+        self._set_init_params(locals())
 
     def forest(self) -> RandomForest:
         """The (unfitted) random forest of this IGBRT: the ``rf_`` and shared parameters, ``seed``.

@@ -62,29 +62,7 @@ class LambdaMART(BoostedRanker):
                  truncation=None, target=None, metric="ndcg@10", convention="lightgbm",
                  early_stopping_rounds=None, overfit_tolerance=None, overfit_extra_trees=250,
                  init_model=None, missing="learn", seed=0, n_threads=None, verbose=0):
-        self.n_trees = n_trees
-        self.learning_rate = learning_rate
-        self.max_leaves = max_leaves
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.min_hessian_in_leaf = min_hessian_in_leaf
-        self.lambda_l2 = lambda_l2
-        self.query_subsample = query_subsample
-        self.feature_fraction = feature_fraction
-        self.max_bins = max_bins
-        self.sigma = sigma
-        self.truncation = truncation
-        self.target = target
-        self.metric = metric
-        self.convention = convention
-        self.early_stopping_rounds = early_stopping_rounds
-        self.overfit_tolerance = overfit_tolerance
-        self.overfit_extra_trees = overfit_extra_trees
-        self.init_model = init_model
-        self.missing = missing
-        self.seed = seed
-        self.n_threads = n_threads
-        self.verbose = verbose
+        self._set_init_params(locals())
 
     def boost_params(self) -> BoostParams:
         """The validated :class:`BoostParams` of this estimator."""
