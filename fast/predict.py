@@ -1,10 +1,14 @@
 """Numba-parallel twin of `twinrank.reference.predict`: the same routes and the same sums, bit for bit.
 
-An ensemble is first packed into concatenated node arrays (child ids made
-global, leaves kept at -1), then scored one block of ``ROW_BLOCK`` rows per task,
-every tree over the block before the next tree, so a tree's nodes stay in cache
-while the block's rows walk it. Each row's score adds the trees in order, as the
-reference does, so the result does not depend on the thread count.
+An ensemble whose trees have at most 64 leaves each (every boosted model of
+usual size) is scored by a vectorized QuickScorer (:mod:`._quickscorer`): no tree
+is walked; each row's exit leaves come from ANDed bit masks, many rows per SIMD
+instruction. Larger trees (random forests) are packed into concatenated node
+arrays (child ids made global, leaves kept at -1) and walked one block of
+``ROW_BLOCK`` rows per task, every tree over the block before the next tree, so a
+tree's nodes stay in cache while the block's rows walk it. Either way each row's
+score adds the trees in order, as the reference does, so the result does not
+depend on the thread count.
 """
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from numba import njit, prange
 from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.model import LEAF, Ensemble, Tree
 from twinrank.reference.predict import _check_n_features, _checked_features, missing_applied
+
+from . import _quickscorer
 
 __all__ = ["apply_tree", "predict_tree", "predict_tree_binned", "predict_ensemble"]
 
@@ -46,7 +52,8 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.predict.predict_ensemble`.
 
     Packs the trees (O(total nodes), a few ms for thousands of trees) and scores
-    blocks of rows in parallel, every tree over a block before the next. The
+    blocks of rows in parallel: by QuickScorer when every tree has at most
+    ``_quickscorer.MAX_LEAVES`` leaves, else tree by tree over a block. The
     missing-value strategy is the reference's (NumPy preprocessing; its imputers'
     trees score bit for bit as here).
     """
@@ -56,7 +63,10 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     scores = np.full(len(X), float(ensemble.base_score))  # (n_rows,)
     if ensemble.init_model is not None:
         scores = predict_ensemble(ensemble.init_model, X) + ensemble.base_score
-    if ensemble.n_trees:
+    if ensemble.n_trees and _quickscorer.fits(ensemble):
+        weights = np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64)
+        _quickscorer.score(X, _quickscorer.pack(ensemble, X.dtype), weights, scores)
+    elif ensemble.n_trees:
         _predict_packed(X, *_packed(ensemble), scores)
     return scores
 
