@@ -36,7 +36,7 @@ def _true_or_false(text: str) -> bool:
     return choices[text.lower()]
 
 
-# (flag, estimator parameter, type, help)
+# (flag, estimator parameter, type, help); type bool: a switch giving True (left out: the default)
 FLAGS = [
     ("--trees", "n_trees", int, "boosting rounds / trees"),
     ("--leaves", "max_leaves", int, "max leaves per tree"),
@@ -72,6 +72,8 @@ FLAGS = [
     ("--rf-feature-fraction", "rf_feature_fraction", float, "IGBRT: fraction of features per forest node"),
     ("--rf-bootstrap", "rf_bootstrap", _true_or_false, "IGBRT: true to bootstrap each forest tree"),
     ("--rf-query-subsample", "rf_query_subsample", float, "IGBRT: fraction of queries per forest tree"),
+    ("--eval-train", "eval_train", bool,
+     "also record the metric on the training set after every tree (costs one evaluation per tree)"),
 ]
 
 
@@ -84,7 +86,10 @@ def add_parser(sub) -> None:
     p.add_argument("--model", required=True, help="where to write the model (JSON, written atomically)")
     p.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="lambdamart")
     for flag, dest, kind, text in FLAGS:
-        p.add_argument(flag, dest=dest, type=kind or _count_or_fraction, help=text)
+        if kind is bool:
+            p.add_argument(flag, dest=dest, action="store_true", default=None, help=text)
+        else:
+            p.add_argument(flag, dest=dest, type=kind or _count_or_fraction, help=text)
     p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_engine_option(p)

@@ -6,7 +6,11 @@ import time
 
 
 class Progress:
-    """Shows ``iteration/total``, the latest metric values and the best validation value so far."""
+    """Shows ``iteration/total``, the latest metrics, the best validation value so far and the time.
+
+    A record may be empty (no validation set, no ``eval_train``): the line then shows
+    the tree count and the time only.
+    """
 
     def __init__(self, total: int, stream=None, every: int = 10):
         self.total, self.stream = total, stream or sys.stderr
@@ -20,10 +24,12 @@ class Progress:
             self.best = (iteration, valid[0])
         if iteration % self.every and iteration != self.total:
             return
-        values = "  ".join(f"{k} {v:.4f}" for k, v in record.items())
-        best = f"  best {self.best[1]:.4f} @ {self.best[0]}" if self.best else ""
-        rate = iteration / max(time.perf_counter() - self.start, 1e-9)
-        line = f"[{iteration:>5}/{self.total}] {values}{best}  ({rate:.1f} trees/s)"
+        parts = [f"[{iteration:>5}/{self.total}]", *(f"{k} {v:.4f}" for k, v in record.items())]
+        if self.best:
+            parts.append(f"best {self.best[1]:.4f} @ {self.best[0]}")
+        seconds = max(time.perf_counter() - self.start, 1e-9)
+        parts.append(f"{seconds:.1f} s ({iteration / seconds:.1f} trees/s)")
+        line = "  ".join(parts)
         if self.stream.isatty():
             self.stream.write("\r" + line.ljust(100))
             self.stream.flush()

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import inspect
 import sys
+import time
 
 import numpy as np
 
@@ -137,15 +138,21 @@ def first_eval_set(eval_set):
     return as_dataset(*first, what="eval_set") if isinstance(first, tuple) else as_dataset(first)
 
 
-def with_progress(callback, verbose: int):
-    """Wrap ``callback`` so that every ``verbose``-th round is also printed to stderr."""
+def with_progress(callback, verbose: int, label: str = ""):
+    """Wrap ``callback`` so that every ``verbose``-th round is also printed to stderr.
+
+    A line shows ``[label iteration]``, the record's metric values (none without an
+    ``eval_set`` or ``eval_train``) and the seconds since the wrapping.
+    """
     if not verbose:
         return callback
+    start = time.perf_counter()
 
     def report(iteration, record):
         if iteration % verbose == 0:
-            values = "  ".join(f"{k}={v:.5f}" for k, v in record.items())
-            print(f"[{iteration}] {values}", file=sys.stderr)
+            values = "".join(f"{k}={v:.5f}  " for k, v in record.items())
+            print(f"[{label}{iteration}] {values}{time.perf_counter() - start:.1f} s",
+                  file=sys.stderr)
         if callback is not None:
             callback(iteration, record)
     return report

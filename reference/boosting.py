@@ -62,7 +62,9 @@ def boost(train: Dataset, objective: Objective, params: BoostParams, *, valid: D
     algorithm, model_params : stored on the model.
     base_score : float, the constant :math:`F_0` (0 for LambdaMART, the mean label for GBRT).
     callback : callable ``(iteration, record)`` called after every tree, ``record`` a
-        dict of metric values (``"train:ndcg@10"``, ``"valid:ndcg@10"``).
+        dict of metric values: ``"valid:ndcg@10"`` with ``valid``, ``"train:ndcg@10"``
+        with ``params.eval_train``; empty with neither. The model's ``history`` holds
+        the same keys, one value per tree.
     """
     return run_boosting(KERNELS, train, objective, params, valid=valid, init_model=init_model,
                         init_scores=init_scores, valid_init_scores=valid_init_scores,
@@ -96,7 +98,9 @@ def run_boosting(kernels, train, objective, params, *, valid, init_model, init_s
         f = dataclasses.replace(f, value=f.value * params.learning_rate)
         trees.append(f)
         scores = scores + kernels.predict_tree_binned(f, binned)
-        record = {f"train:{params.metric}": _metric(kernels, params, train, scores)}
+        record = {}
+        if params.eval_train:
+            record[f"train:{params.metric}"] = _metric(kernels, params, train, scores)
         stop = False
         if valid is not None:
             valid_scores = valid_scores + kernels.predict_tree_binned(f, valid_binned)

@@ -255,6 +255,10 @@ class McRank(BoostedRanker):
     fit_weights : fit :math:`F` instead, by least squares of the training labels on the
         training rows' class probabilities (:func:`fit_relevance_weights`); ``weighting``
         is then unused and must not be an array.
+    eval_train : record each classifier's NDCG@10 on the training set after every tree
+        (``history_`` keys ``"y>c:train:ndcg@10"``, also in the callback record); it costs
+        one metric evaluation of the training set per tree of every classifier, so it is
+        off by default.
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
         ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
         their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
@@ -269,14 +273,15 @@ class McRank(BoostedRanker):
     model_ : McRankModel
     classes_ : ndarray, the distinct training labels :math:`c_k`
     relevance_weights_ : ndarray, :math:`F(c_k)`
-    history_ : dict of lists, ``"y>c:train:ndcg@10"`` (and ``valid:``) per round of the
-        classifier of threshold ``c``: NDCG@10 of the graded labels ranked by its score.
+    history_ : dict of lists, ``"y>c:valid:ndcg@10"`` (with an ``eval_set``) and
+        ``"y>c:train:ndcg@10"`` (with ``eval_train``) per round of the classifier of
+        threshold ``c``: NDCG@10 of the graded labels ranked by its score; empty with neither.
 
     Notes
     -----
     Classifier ``j`` is one boosting run (:func:`boosting.boost`) on the graded
     training data with the logistic gradients of the targets :math:`[y > c_j]`, so it
-    also records NDCG@10 of its own score. No early stopping: every classifier grows
+    can record NDCG@10 of its own score. No early stopping: every classifier grows
     ``n_trees`` trees (fewer if no split improves its loss).
     """
 
@@ -286,14 +291,15 @@ class McRank(BoostedRanker):
     def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  feature_fraction=1.0, max_bins=255, weighting="linear", fit_weights=False,
-                 missing="learn", seed=0, n_threads=None, verbose=0):
+                 eval_train=False, missing="learn", seed=0, n_threads=None, verbose=0):
         self._set_init_params(locals())
 
     def boost_params(self, seed=None) -> BoostParams:
         """The validated :class:`BoostParams` of every classifier (``seed``: the classifier's seed)."""
         return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate,
                            tree=self.tree_params(), subsample=self.subsample, subsample_by="rows",
-                           max_bins=self.max_bins, seed=self.seed if seed is None else seed)
+                           max_bins=self.max_bins, seed=self.seed if seed is None else seed,
+                           eval_train=self.eval_train)
 
     def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
         """Fit one classifier per threshold on ``X, y, qid`` (or a Dataset).
@@ -334,7 +340,8 @@ class McRank(BoostedRanker):
             train, lambda scores, queries: logistic(targets, scores), self.boost_params(seed),
             valid=valid, algorithm="mcrank-classifier",
             model_params={"threshold": float(threshold), "seed": seed}, base_score=base_score,
-            callback=_prefixed(with_progress(callback, self.verbose), f"y>{threshold:g}:"))
+            callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), self.verbose,
+                                   label=f"y>{threshold:g} "))
 
     def predict(self, X) -> np.ndarray:
         r"""The expected relevance :math:`\sum_k p_k F(c_k)` of every row of ``X`` (array or Dataset)."""

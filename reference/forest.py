@@ -224,6 +224,8 @@ class IGBRT(GBRT):
     lambda_l2, subsample, subsample_by, feature_fraction :
         the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT`.
     max_bins, metric, convention : shared by the forest and the boosting.
+    eval_train : the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT` (the forest
+        always records its in-sample metric: its history is the mean of :math:`t` trees).
     early_stopping_rounds, overfit_tolerance, overfit_extra_trees : the boosting's
         stopping rule on the first ``eval_set`` (the forest's score is round 0).
     rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction,
@@ -242,10 +244,11 @@ class IGBRT(GBRT):
     def __init__(self, *, n_trees=100, learning_rate=0.05, max_leaves=8, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  subsample_by="rows", feature_fraction=1.0, max_bins=255, metric="ndcg@10",
-                 convention="lightgbm", early_stopping_rounds=None, overfit_tolerance=None,
-                 overfit_extra_trees=250, rf_n_trees=100, rf_max_leaves=1024, rf_max_depth=None,
-                 rf_min_samples_leaf=5, rf_feature_fraction=0.1, rf_bootstrap=True,
-                 rf_query_subsample=1.0, missing="learn", seed=0, n_threads=None, verbose=0):
+                 convention="lightgbm", eval_train=False, early_stopping_rounds=None,
+                 overfit_tolerance=None, overfit_extra_trees=250, rf_n_trees=100,
+                 rf_max_leaves=1024, rf_max_depth=None, rf_min_samples_leaf=5,
+                 rf_feature_fraction=0.1, rf_bootstrap=True, rf_query_subsample=1.0,
+                 missing="learn", seed=0, n_threads=None, verbose=0):
         self._set_init_params(locals())
 
     def forest(self) -> RandomForest:

@@ -60,6 +60,9 @@ class GBRT(BoostedRanker):
         (averaged k-stochastic GBRT); run ``i`` uses seed ``seed + i``.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
     metric, convention : validation metric and its convention (history, early stopping).
+    eval_train : record ``metric`` on the training set after every tree (``history_`` key
+        ``"train:<metric>"``, also in the callback record); it costs one metric evaluation
+        of the training set per tree, so it is off by default.
     early_stopping_rounds : patience on the first ``eval_set`` (each run stops on its own).
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator); the boosting starts
@@ -85,9 +88,9 @@ class GBRT(BoostedRanker):
     def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
                  subsample_by="rows", feature_fraction=1.0, average_runs=1, max_bins=255,
-                 metric="ndcg@10", convention="lightgbm", early_stopping_rounds=None,
-                 overfit_tolerance=None, overfit_extra_trees=250, init_model=None,
-                 missing="learn", seed=0, n_threads=None, verbose=0):
+                 metric="ndcg@10", convention="lightgbm", eval_train=False,
+                 early_stopping_rounds=None, overfit_tolerance=None, overfit_extra_trees=250,
+                 init_model=None, missing="learn", seed=0, n_threads=None, verbose=0):
         self._set_init_params(locals())
 
     def boost_params(self) -> BoostParams:
@@ -98,7 +101,8 @@ class GBRT(BoostedRanker):
                            metric=self.metric, convention=self.convention,
                            early_stopping_rounds=self.early_stopping_rounds,
                            overfit_tolerance=self.overfit_tolerance,
-                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed)
+                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed,
+                           eval_train=self.eval_train)
 
     def planned_trees(self) -> int:
         """The most trees ``fit`` grows (the progress display's total)."""
@@ -130,11 +134,12 @@ class GBRT(BoostedRanker):
         objective, runs, done = self._objective(train), [], 0
         for i in range(n_runs):
             run_params = dataclasses.replace(params, seed=params.seed + i)
+            rounds = []  # run i's iterations: the rounds it ran, trees early stopping drops included
             runs.append(self._engine.boosting.boost(
                 train, objective, run_params, valid=valid, init_model=init_model,
                 algorithm=algorithm, model_params=self._model_params(), base_score=base_score,
-                callback=counting_from(done, callback)))
-            done += len(runs[-1].history.get(f"train:{params.metric}", []))
+                callback=_noting(rounds, counting_from(done, callback))))
+            done += len(rounds)
         return averaged(runs)
 
     def _objective(self, train):
@@ -168,6 +173,15 @@ def counting_from(offset: int, callback):
     if callback is None:
         return None
     return lambda iteration, record: callback(offset + iteration, record)
+
+
+def _noting(iterations: list, callback):
+    """A callback appending every iteration to ``iterations``, then calling ``callback`` if any."""
+    def note(iteration, record):
+        iterations.append(iteration)
+        if callback is not None:
+            callback(iteration, record)
+    return note
 
 
 def _check_stopping(params: BoostParams, valid) -> None:

@@ -41,6 +41,9 @@ class LambdaMART(BoostedRanker):
     target : the metric the lambdas optimise, ``"ndcg"``, ``"ndcg@k"``, ``"map"``,
         ``"err"`` or ``"err@k"``; None takes it from ``metric``.
     metric, convention : validation metric and its convention (history, early stopping).
+    eval_train : record ``metric`` on the training set after every tree (``history_`` key
+        ``"train:<metric>"``, also in the callback record); it costs one metric evaluation
+        of the training set per tree, so it is off by default.
     early_stopping_rounds : patience on the first ``eval_set``; the best model is kept.
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
@@ -60,8 +63,9 @@ class LambdaMART(BoostedRanker):
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0,
                  query_subsample=1.0, feature_fraction=1.0, max_bins=255, sigma=1.0,
                  truncation=None, target=None, metric="ndcg@10", convention="lightgbm",
-                 early_stopping_rounds=None, overfit_tolerance=None, overfit_extra_trees=250,
-                 init_model=None, missing="learn", seed=0, n_threads=None, verbose=0):
+                 eval_train=False, early_stopping_rounds=None, overfit_tolerance=None,
+                 overfit_extra_trees=250, init_model=None, missing="learn", seed=0,
+                 n_threads=None, verbose=0):
         self._set_init_params(locals())
 
     def boost_params(self) -> BoostParams:
@@ -72,7 +76,8 @@ class LambdaMART(BoostedRanker):
                            max_bins=self.max_bins, metric=self.metric, convention=self.convention,
                            early_stopping_rounds=self.early_stopping_rounds,
                            overfit_tolerance=self.overfit_tolerance,
-                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed)
+                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed,
+                           eval_train=self.eval_train)
 
     def fit(self, X, y=None, qid=None, *, eval_set=None, init_score=None, callback=None):
         """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.

@@ -121,7 +121,7 @@ class Ensemble:
     init_model : Ensemble or None, the prior model whose score is added (LambdaSMART, IGBRT)
     algorithm : str, e.g. ``"lambdamart"``
     params : dict, the training parameters (JSON-serialisable)
-    history : dict of lists, per-iteration metric values (``"train:ndcg@10"`` ...)
+    history : dict of lists, per-iteration metric values (``"valid:ndcg@10"``, ``"train:ndcg@10"`` with ``eval_train``)
     best_iteration : int or None, number of trees of the best validation score
     missing : dict or None, the fitted missing-value strategy (``missing.MissingValues.to_dict``)
         applied to every ``X`` before scoring; None (the default, and in files without

@@ -144,7 +144,8 @@ class BoostParams:
     max_bins : int
         Bins per feature (at most 255; one more bin holds missing values).
     metric : str
-        Validation metric for history and early stopping, e.g. ``"ndcg@10"``.
+        Validation metric for history and early stopping, e.g. ``"ndcg@10"`` (also the
+        training metric with ``eval_train``).
     convention : str
         Metric convention preset (``"lightgbm"``, ``"ranklib"``, ``"letor"``, ``"trec"``).
     early_stopping_rounds : int or None
@@ -158,6 +159,10 @@ class BoostParams:
         The cap of trees added after the validation maximum.
     seed : int
         Seed of the run's one ``numpy.random.Generator``.
+    eval_train : bool
+        Record ``metric`` on the training set after every tree (``"train:<metric>"`` in
+        the history and the callback record). Costs one metric evaluation of the
+        training set per tree, so it is off by default (as in LightGBM and XGBoost).
     """
 
     n_trees: int = 100
@@ -172,6 +177,7 @@ class BoostParams:
     overfit_tolerance: float | None = None
     overfit_extra_trees: int = 250
     seed: int = 0
+    eval_train: bool = False
 
     def __post_init__(self):
         check_int("n_trees", self.n_trees, low=0)
@@ -188,6 +194,8 @@ class BoostParams:
                 raise ParameterError("give early_stopping_rounds or overfit_tolerance, not both")
         check_int("overfit_extra_trees", self.overfit_extra_trees, low=0)
         check_int("seed", self.seed, low=0)
+        if not isinstance(self.eval_train, bool):
+            raise ParameterError(f"eval_train must be True or False, got {self.eval_train!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

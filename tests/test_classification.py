@@ -217,7 +217,8 @@ def test_bad_parameters_are_clear_errors():
 def test_history_and_callback_name_the_threshold():
     train, valid = ranking_data(seed=12), ranking_data(seed=13)
     seen = []
-    est = fast_mc.McRank(**SMALL).fit(train, eval_set=[valid], callback=lambda i, r: seen.append((i, *r)))
+    est = fast_mc.McRank(**SMALL, eval_train=True).fit(train, eval_set=[valid],
+                                                       callback=lambda i, r: seen.append((i, *r)))
     assert seen[0] == (1, "y>0:train:ndcg@10", "y>0:valid:ndcg@10") and seen[-1][0] == SMALL["n_trees"]
     assert len(est.history_["y>3:valid:ndcg@10"]) == est.model_.classifiers[3].n_trees
 

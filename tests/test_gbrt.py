@@ -96,7 +96,7 @@ def test_averaged_with_one_run_is_the_plain_k_stochastic_run():
 
 def test_averaged_runs_predict_the_mean_of_the_runs_seeded_seed_plus_i():
     train, test = ranking_data(seed=8), ranking_data(seed=9)
-    options = dict(SMALL, feature_fraction=0.5, seed=20)
+    options = dict(SMALL, feature_fraction=0.5, seed=20, eval_train=True)
     averaged = fast_gbrt.GBRT(**options, average_runs=3).fit(train)
     runs = [fast_gbrt.GBRT(**dict(options, seed=20 + i)).fit(train) for i in range(3)]
     model = averaged.model_

@@ -16,7 +16,7 @@ from twinrank.fast.lambdamart import LambdaMART
 
 train, valid, test = load_mq2008(fold=1)
 ranker = LambdaMART(n_trees=100, learning_rate=0.1, max_leaves=15,
-                    min_samples_leaf=20, metric="ndcg@10",
+                    min_samples_leaf=20, metric="ndcg@10", eval_train=True,
                     early_stopping_rounds=20, seed=0)
 ranker.fit(train, eval_set=[valid])
 print(ranker)
