@@ -122,7 +122,8 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start
 
 # The inner loops index with unsigned integers: numba then emits no negative-index
 # wraparound, which otherwise costs more than the additions themselves.
-_1, _2, _3, _SLOT = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(SLOT_SIZE)
+_1, _2, _3, _4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+_SLOT = np.uint64(SLOT_SIZE)
 
 
 @njit(cache=True)
@@ -191,11 +192,23 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
             for j in range(width):
                 block[k + j] = bin_rows[row_start + j]
             k += width
-        k = np.uint64(0)
-        for i in range(np.uint64(block_start), np.uint64(block_stop)):
-            g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
-            at = base
-            for j in range(width):
-                _add(flat, at + np.uint64(block[k + j]) * _3, g, h, with_hessians)
-                at += _SLOT
-            k += width
+        n_block = np.uint64(block_stop - block_start)
+        j = np.uint64(0)
+        while j + _4 <= width:  # four features at a time over the block: four hot histograms
+            at = base + j * _SLOT
+            k = j
+            for i in range(np.uint64(block_start), np.uint64(block_stop)):
+                g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
+                _add(flat, at + np.uint64(block[k]) * _3, g, h, with_hessians)
+                _add(flat, at + _SLOT + np.uint64(block[k + _1]) * _3, g, h, with_hessians)
+                _add(flat, at + _2 * _SLOT + np.uint64(block[k + _2]) * _3, g, h, with_hessians)
+                _add(flat, at + _3 * _SLOT + np.uint64(block[k + _3]) * _3, g, h, with_hessians)
+                k += width
+            j += _4
+        for j in range(j, width):
+            at = base + j * _SLOT
+            k = j
+            for i in range(np.uint64(block_start), np.uint64(block_stop)):
+                _add(flat, at + np.uint64(block[k]) * _3, gh_flat[i << _1], gh_flat[(i << _1) + _1],
+                     with_hessians)
+                k += width
