@@ -67,24 +67,36 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
+    in_order = _is_every_row_in_order(order, start, stop, len(gradients))
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
             _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
-        _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse, order, start,
-                    stop, gh, hessian_is_constant, h0, parent, subtract)
+        _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse, in_order, order,
+                    start, stop, gh, hessian_is_constant, h0, parent, subtract)
     else:
-        _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, order, start, stop,
-                        gh, hessian_is_constant, h0, n_tasks, parent, subtract)
+        _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
+                        start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract)
+
+
+@njit(cache=True)
+def _is_every_row_in_order(order, start, stop, n_rows):
+    """Whether ``order[start:stop]`` is ``0 .. n_rows - 1`` (the root without row sampling)."""
+    if stop - start != n_rows:
+        return False
+    for i in range(n_rows):
+        if order[start + i] != i:
+            return False
+    return True
 
 
 @njit(parallel=True, cache=True)
-def _build_parallel(hist, bin_columns, bin_rows, sparse, gradients, hessians, order, start, stop,
-                    gh, hessian_is_constant, h0, n_tasks, parent, subtract):
+def _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
+                    start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract):
     for i in prange(start, stop):
         _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
     for task in prange(n_tasks):
-        _build_task(np.int64(task), n_tasks, hist, bin_columns, bin_rows, sparse, order, start,
-                    stop, gh, hessian_is_constant, h0, parent, subtract)
+        _build_task(np.int64(task), n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order,
+                    start, stop, gh, hessian_is_constant, h0, parent, subtract)
 
 
 @njit(cache=True)
@@ -95,8 +107,8 @@ def _gather(gh, i, row, gradients, hessians, hessian_is_constant):
 
 
 @njit(cache=True)
-def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start, stop, gh,
-                hessian_is_constant, h0, parent, subtract):
+def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order, start, stop,
+                gh, hessian_is_constant, h0, parent, subtract):
     """One task's features ``[first, last)`` (equal shares): zero, sum, fill constant hessians,
     subtract from the parent."""
     n_features = hist.shape[0]
@@ -108,7 +120,7 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, order, start
     if sparse:
         _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians)
     else:
-        _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, first, last,
+        _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last,
                            with_hessians)
     lo, hi = first * SLOT_SIZE, last * SLOT_SIZE
     if hessian_is_constant:
@@ -136,14 +148,16 @@ def _add(flat, at, g, h, with_hessians):
 
 
 @njit(cache=True)
-def _sum_column_blocks(flat, bin_columns, order, gh_flat, start, stop, first, last, with_hessians):
-    """Dense nodes: per block of rows, four features per pass over the block."""
+def _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last,
+                       with_hessians):
+    """Dense nodes: per block of rows, four features per pass over the block. ``in_order``:
+    ``order[i] == i``, so the columns are read without the indirection."""
     for block_start in range(start, stop, ROW_BLOCK):
         block_stop = min(stop, block_start + ROW_BLOCK)
         f = first
         while f + 4 <= last:
-            _sum_four_columns(flat, bin_columns, order, gh_flat, block_start, block_stop, f,
-                              with_hessians)
+            _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, block_start,
+                              block_stop, f, with_hessians)
             f += 4
         for f in range(f, last):
             column = _column(bin_columns, f, len(flat) // SLOT_SIZE)
@@ -161,7 +175,7 @@ def _column(bin_columns, f, n_features):
 
 
 @njit(cache=True)
-def _sum_four_columns(flat, bin_columns, order, gh_flat, start, stop, f, with_hessians):
+def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, f, with_hessians):
     # IN the columns f .. f + 3 of bin_columns; OUT their histograms in flat
     d = len(flat) // SLOT_SIZE
     c0, c1 = _column(bin_columns, f, d), _column(bin_columns, f + 1, d)
@@ -169,7 +183,7 @@ def _sum_four_columns(flat, bin_columns, order, gh_flat, start, stop, f, with_he
     b0 = np.uint64(f * SLOT_SIZE)  # where each feature's histogram starts in flat
     b1, b2, b3 = b0 + _SLOT, b0 + _2 * _SLOT, b0 + _3 * _SLOT
     for i in range(np.uint64(start), np.uint64(stop)):
-        row = np.uint64(order[i])
+        row = i if in_order else np.uint64(order[i])
         g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
         _add(flat, b0 + np.uint64(c0[row]) * _3, g, h, with_hessians)
         _add(flat, b1 + np.uint64(c1[row]) * _3, g, h, with_hessians)
