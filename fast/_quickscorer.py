@@ -57,12 +57,14 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import intrinsic
 
+from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.model import LEAF, Ensemble
 
 __all__ = ["MAX_LEAVES", "fits", "pack", "score"]
 
 MAX_LEAVES = 64  # bits of the widest mask
 ROW_BLOCK = 64  # rows scored together: (trees x ROW_BLOCK) bitvectors per block
+BLOCKS_PER_TASK = 16  # blocks per parallel task (one set of buffers each)
 
 
 def fits(ensemble: Ensemble) -> bool:
@@ -71,7 +73,8 @@ def fits(ensemble: Ensemble) -> bool:
 
 
 def pack(ensemble: Ensemble, dtype) -> tuple:
-    """The ensemble as QuickScorer arrays, for features of float ``dtype``.
+    """The ensemble as QuickScorer arrays, for features of float ``dtype``, or for ``uint8``
+    bins (``binning.apply_bins``; the nodes' ``bin_threshold``, ``MISSING_BIN`` is missing).
 
     Returns ``(feature_bounds, node_tree, node_threshold, gt_mask, nan_mask, leaf_values)``:
     the internal nodes of all trees sorted by (feature, tree), nodes of feature ``f``
@@ -89,18 +92,22 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
         per_tree.append((nodes, np.full(len(nodes), t, dtype=np.int32), gt, nan))
     nodes, node_tree, gt, nan = (np.concatenate([part[i] for part in per_tree]) for i in range(4))
     feature = np.concatenate([tree.feature for tree in trees])[_global(nodes, trees)]
-    threshold = np.concatenate([tree.threshold for tree in trees])[_global(nodes, trees)]
+    binned = np.dtype(dtype) == np.uint8
+    threshold = np.concatenate([tree.bin_threshold if binned else tree.threshold
+                                for tree in trees])[_global(nodes, trees)]
     order = np.lexsort((node_tree, feature))  # by feature, then tree
     bounds = np.searchsorted(feature[order], np.arange(ensemble.n_features + 1)).astype(np.int64)
     mask_type = np.uint32 if bits == 32 else np.uint64
-    return (bounds, node_tree[order], _thresholds_for(threshold[order], dtype),
-            gt[order].astype(mask_type), nan[order].astype(mask_type), leaf_values)
+    threshold = threshold[order].astype(np.uint8) if binned else _thresholds_for(threshold[order], dtype)
+    return (bounds, node_tree[order], threshold, gt[order].astype(mask_type),
+            nan[order].astype(mask_type), leaf_values)
 
 
 def score(X, packed, weights, scores) -> None:
     """``scores[i] += sum_t weights[t] * f_t(X[i])`` in tree order, for ``pack(ensemble, X.dtype)``."""
     ones = packed[3].dtype.type(np.iinfo(packed[3].dtype).max)  # a mask keeping every leaf
-    _score(X, *packed, ones, weights, scores)
+    missing = X.dtype.type(MISSING_BIN if X.dtype == np.uint8 else np.nan)  # NaN never equals NaN
+    _score(X, *packed, ones, missing, weights, scores)
 
 
 def _global(nodes, trees) -> np.ndarray:
@@ -198,28 +205,44 @@ def _lowest_bit(typingctx, word):
 
 
 @njit(parallel=True, cache=True)
-def _score(X, bounds, node_tree, threshold, gt, nan, leaf_values, ones, weights, scores):
-    # IN X (n_rows, d) float; nodes by feature; OUT scores (n_rows,) += tree sums, in tree order
+def _score(X, bounds, node_tree, threshold, gt, nan, leaf_values, ones, missing, weights, scores):
+    # IN X (n_rows, d) float or uint8 bins; nodes by feature; missing: the bin of missing values
+    # (NaN for floats); OUT scores (n_rows,) += tree sums, in tree order
     n_rows, n_features = X.shape
     n_trees = leaf_values.shape[0]
-    for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
-        first = block * ROW_BLOCK
-        size = min(n_rows, first + ROW_BLOCK) - first
-        columns = np.zeros((n_features, ROW_BLOCK), dtype=X.dtype)  # the block, transposed
-        for i in range(size):
-            for f in range(n_features):
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    for task in prange((n_blocks + BLOCKS_PER_TASK - 1) // BLOCKS_PER_TASK):
+        columns = np.empty((n_features, ROW_BLOCK), dtype=X.dtype)  # a block, transposed
+        words = np.empty((n_trees, ROW_BLOCK), dtype=gt.dtype)  # (tree, row) bitvectors
+        for block in range(task * BLOCKS_PER_TASK, min(n_blocks, (task + 1) * BLOCKS_PER_TASK)):
+            first = block * ROW_BLOCK
+            size = min(n_rows, first + ROW_BLOCK) - first
+            _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones,
+                         missing, weights, scores, columns, words)
+
+
+@njit(cache=True)
+def _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones, missing,
+                 weights, scores, columns, words):
+    """Rows ``first .. first + size - 1``. Only features with nodes are transposed; rows of
+    ``columns`` past ``size`` are stale, and their words go unread."""
+    n_features, n_trees = X.shape[1], leaf_values.shape[0]
+    for f in range(n_features):
+        if bounds[f] < bounds[f + 1]:
+            for i in range(size):
                 columns[f, i] = X[first + i, f]
-        words = np.full((n_trees, ROW_BLOCK), ones, dtype=gt.dtype)  # (tree, row) bitvectors
-        for f in range(n_features):
-            x = columns[f]
-            for j in range(bounds[f], bounds[f + 1]):
-                t, if_greater, if_nan = threshold[j], gt[j], nan[j]
-                word = words[node_tree[j]]
-                for i in range(ROW_BLOCK):  # vectorized: compare, blend, AND
-                    xi = x[i]
-                    word[i] &= if_nan if np.isnan(xi) else (if_greater if xi > t else ones)
-        for i in range(size):
-            total = scores[first + i]
-            for t in range(n_trees):
-                total += weights[t] * leaf_values[t, _lowest_bit(words[t, i])]
-            scores[first + i] = total
+    words[:] = ones
+    for f in range(n_features):
+        x = columns[f]
+        for j in range(bounds[f], bounds[f + 1]):
+            t, if_greater, if_nan = threshold[j], gt[j], nan[j]
+            word = words[node_tree[j]]
+            for i in range(ROW_BLOCK):  # vectorized: compare, blend, AND
+                xi = x[i]
+                is_missing = (xi != xi) | (xi == missing)
+                word[i] &= if_nan if is_missing else (if_greater if xi > t else ones)
+    for i in range(size):
+        total = scores[first + i]
+        for t in range(n_trees):
+            total += weights[t] * leaf_values[t, _lowest_bit(words[t, i])]
+        scores[first + i] = total

@@ -42,6 +42,11 @@ def predict_tree(tree: Tree, X) -> np.ndarray:
 def predict_tree_binned(tree: Tree, binned) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.predict.predict_tree_binned` (parallel over rows)."""
     binned = _checked_features(binned, tree)
+    if binned.dtype == np.uint8 and 1 < tree.n_leaves <= _quickscorer.MAX_LEAVES:
+        out = np.zeros(len(binned))  # (n_rows,) 0 + 1.0 * leaf value: the value, exactly
+        alone = Ensemble(trees=[tree], tree_weights=[1.0], n_features=binned.shape[1])
+        _quickscorer.score(binned, _quickscorer.pack(alone, np.uint8), np.ones(1), out)
+        return out
     out = np.empty(len(binned))  # (n_rows,)
     _predict_binned(binned, tree.feature, tree.bin_threshold, tree.left, tree.right, tree.missing,
                     tree.value, out)

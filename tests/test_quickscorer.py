@@ -1,4 +1,5 @@
-"""The fast twin's QuickScorer gives the reference's scores bit for bit, whatever the tree shapes.
+"""The fast twin's QuickScorer gives the reference's scores bit for bit, whatever the tree shapes,
+on raw features (``predict_ensemble``) and on bins (``predict_tree_binned``).
 
 Trees are made at random, not grown: any split order, three-way missing splits,
 missing rows sent left, right or to a third child, up to 64 leaves (32- and 64-bit
@@ -13,14 +14,17 @@ from hypothesis import strategies as st
 from twinrank.fast import _quickscorer
 from twinrank.fast import predict as fast
 from twinrank.reference import predict as ref
+from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.model import LEAF, Ensemble, Tree
 
 N_FEATURES = 5
+BIN_GRID = np.array([0, 1, 7, 8, 200, 253])  # bin thresholds; bins 0..254 hold values, 255 missing
 
 
 def random_tree(rng, n_leaves, grid):
     """A tree of ``n_leaves`` leaves (or up to one more, for three-way splits) split at random."""
     feature, threshold, left, right, missing = [-1], [0.0], [LEAF], [LEAF], [LEAF]
+    bin_threshold = [0]
     leaves = [0]
     while len(leaves) < n_leaves:
         k = leaves.pop(rng.integers(len(leaves)))
@@ -28,13 +32,14 @@ def random_tree(rng, n_leaves, grid):
         children = list(range(len(feature), len(feature) + (3 if three_way else 2)))
         for _ in children:
             feature.append(-1), threshold.append(0.0), left.append(LEAF), right.append(LEAF)
-            missing.append(LEAF)
+            missing.append(LEAF), bin_threshold.append(0)
         feature[k], threshold[k] = int(rng.integers(N_FEATURES)), float(rng.choice(grid))
+        bin_threshold[k] = int(rng.choice(BIN_GRID))
         left[k], right[k] = children[0], children[1]
         missing[k] = children[2] if three_way else children[int(rng.integers(2))]
         leaves += children
     n = len(feature)
-    return Tree(feature=feature, threshold=threshold, bin_threshold=np.zeros(n), left=left,
+    return Tree(feature=feature, threshold=threshold, bin_threshold=bin_threshold, left=left,
                 right=right, missing=missing, value=rng.standard_normal(n), gain=np.zeros(n),
                 count=np.zeros(n), hessian_sum=np.zeros(n))
 
@@ -60,6 +65,18 @@ def test_quickscorer_scores_every_tree_shape_like_the_reference(seed, max_leaves
                      n_features=N_FEATURES)
     assert _quickscorer.fits(model) == (max(t.n_leaves for t in trees) <= 64)
     np.testing.assert_array_equal(fast.predict_ensemble(model, X), ref.predict_ensemble(model, X))
+
+
+@given(seed=st.integers(0, 2**32 - 1), max_leaves=st.sampled_from([2, 5, 32, 33, 64, 65]))
+def test_binned_scores_of_one_tree_equal_the_reference(seed, max_leaves):
+    """``predict_tree_binned`` (QuickScorer on bins for trees of <= 64 leaves) against the reference."""
+    rng = np.random.default_rng(seed)
+    grid, _ = grid_and_rows(rng, 1, np.float64)
+    binned = rng.choice(np.r_[BIN_GRID, BIN_GRID + 1, 254, MISSING_BIN], (150, N_FEATURES))
+    binned = np.asfortranarray(binned.astype(np.uint8))  # the layout apply_bins returns
+    tree = random_tree(rng, max_leaves, grid)
+    np.testing.assert_array_equal(fast.predict_tree_binned(tree, binned),
+                                  ref.predict_tree_binned(tree, binned))
 
 
 @pytest.mark.parametrize("n_leaves, mask_type", [(32, np.uint32), (33, np.uint64), (64, np.uint64)])
