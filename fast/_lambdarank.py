@@ -1,7 +1,8 @@
 r"""The LambdaRank kernel: one thread per query, one row of pairs at a time.
 
 For a query of n documents it sorts them into ranked order (stable, descending
-score), fills O(n) per-position work rows (labels, scores, the metric's prefix
+score; from the previous round's order when the caller keeps one, see
+``_ranking.argsort_descending_from``), fills O(n) per-position work rows (labels, scores, the metric's prefix
 sums), then for each position ``a < top`` handles the pairs ``(a, b)``, ``b > a``,
 as one branch-free row that the compiler vectorises::
 
@@ -30,7 +31,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._ranking import QUERIES_PER_BLOCK, argsort_descending, n_blocks
+from ._ranking import QUERIES_PER_BLOCK, argsort_descending, argsort_descending_from, n_blocks
 
 NDCG, MAP, ERR = 0, 1, 2
 # rows of the per-block work array (one column per ranked position)
@@ -42,13 +43,16 @@ MAX_FACTORED_GAP = 1400.0  # sigma * score range below which e^{+-sigma (s - m)}
 
 @njit(parallel=True, cache=True)
 def lambdarank_kernel(y, scores, query_offsets, queries, metric, cutoff, linear_gain, l_max,
-                      sigma, truncation, normalize, g, h):
-    """Fill ``g`` and ``h`` at the rows of ``queries``.
+                      sigma, truncation, normalize, g, h, ranking):
+    """Fill ``g`` and ``h`` at the rows of ``queries`` (and ``ranking``, unless it is empty).
 
     # IN  y, scores (n_rows,) float64; query_offsets (n_queries + 1,); queries (m,) unique
     #     cutoff, truncation: ints, >= the largest query size for "none"
     # OUT g, h (n_rows,) float64, zero on entry; only rows of ``queries`` are written
+    # IN/OUT ranking (n_rows,) int64 or (0,): each query's rows in ranked order, the sort's
+    #     starting point (``argsort_descending_from``) and its result
     """
+    keep = len(ranking) > 0
     max_size = 0
     for q in queries:
         max_size = max(max_size, query_offsets[q + 1] - query_offsets[q])
@@ -62,18 +66,25 @@ def lambdarank_kernel(y, scores, query_offsets, queries, metric, cutoff, linear_
         grade_counts = np.empty(N_GRADES, np.int64)
         for i in range(block * QUERIES_PER_BLOCK, min(len(queries), (block + 1) * QUERIES_PER_BLOCK)):
             lo, hi = query_offsets[queries[i]], query_offsets[queries[i] + 1]
-            query_lambdas(y[lo:hi], scores[lo:hi], g[lo:hi], h[lo:hi], order, scratch, work, discounts,
+            if keep:
+                argsort_descending_from(scores[lo:hi], order[:hi - lo], scratch[:hi - lo],
+                                        ranking[lo:hi], lo)
+                for t in range(hi - lo):
+                    ranking[lo + t] = lo + order[t]
+            else:
+                argsort_descending(scores[lo:hi], order[:hi - lo], scratch[:hi - lo])
+            query_lambdas(y[lo:hi], scores[lo:hi], g[lo:hi], h[lo:hi], order, work, discounts,
                           grade_counts, metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
 
 
 @njit(cache=True)
-def query_lambdas(y, s, g, h, order, scratch, work, discounts, grade_counts, metric, cutoff, linear_gain,
+def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cutoff, linear_gain,
                   l_max, sigma, truncation, normalize):
-    """One query: # IN y, s (n,); buffers of length >= n. # OUT g, h (n,)."""
+    """One query: # IN y, s (n,); order (>= n,) its ranked order; buffers of length >= n.
+    # OUT g, h (n,)."""
     n = len(s)
     if n < 2:
         return
-    argsort_descending(s, order[:n], scratch[:n])
     for t in range(n):
         work[LABEL, t] = y[order[t]]
         work[SCORE, t] = s[order[t]]

@@ -47,22 +47,24 @@ def rank_order(scores, query_offsets):
 
 
 def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
-               gain="exp2", normalize=False, queries=None):
+               gain="exp2", normalize=False, queries=None, ranking=None):
     """Numba-parallel twin of `twinrank.reference.objectives.lambdarank`.
 
     Queries run in parallel, in fixed blocks of 64 (one thread per query, so the
     result does not depend on the thread count). Pairs are visited one at a time:
     no (n, n) temporary, O(n) scratch per block, O(n * min(n, truncation, k)) time
-    per query.
+    per query. With ``ranking`` from an earlier call, each query is sorted by
+    insertion from its earlier order (O(n + swaps) instead of O(n log n)).
     """
     y, scores, query_offsets, queries = _check_lambdarank(
-        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
+        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
     whole_list = max(len(y), 1)  # no query is longer: a cutoff of "none"
     g, h = np.zeros_like(scores), np.zeros_like(scores)
     lambdarank_kernel(
         y, scores, query_offsets, queries, _METRIC_CODES[metric],
         whole_list if k is None else k, gain == "linear", y.max(initial=0.0), float(sigma),
-        whole_list if truncation is None else truncation, bool(normalize), g, h)
+        whole_list if truncation is None else truncation, bool(normalize), g, h,
+        np.empty(0, np.int64) if ranking is None else ranking)
     return g, h
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
+
 from . import boosting, objectives, predict
 from . import missing as missing_strategies
 from ._estimator import (BoostedRanker, as_dataset, as_model, first_eval_set, with_missing,
@@ -104,10 +106,12 @@ class LambdaMART(BoostedRanker):
 
     def _objective(self, train, family: str, k):
         lambdarank = self._engine.objectives.lambdarank
+        ranking = np.empty(train.n_rows, dtype=np.int64)  # each round's ranked order, the next's start
 
         def objective(scores, queries):
             return lambdarank(train.y, scores, train.query_offsets, metric=family, k=k,
-                              sigma=self.sigma, truncation=self.truncation, queries=queries)
+                              sigma=self.sigma, truncation=self.truncation, queries=queries,
+                              ranking=ranking)
         return objective
 
 

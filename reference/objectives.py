@@ -77,7 +77,7 @@ def rank_order(scores, query_offsets):
 
 
 def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
-               gain="exp2", normalize=False, queries=None):
+               gain="exp2", normalize=False, queries=None, ranking=None):
     r"""LambdaRank gradients ``g = -lambdas`` and hessians ``h`` (float64, shape (n_rows,)).
 
     Parameters
@@ -118,6 +118,12 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     queries : array of int or None
         The indices of the queries to compute, each at most once; the rows of the other
         queries get $g = h = 0$ (query subsampling). None computes every query.
+    ranking : int64 array of shape (n_rows,) or None
+        Receives, at the rows of the computed queries, their ranked order
+        (:func:`rank_order`'s format). A boosting loop passes the same array every
+        round: if it holds each query's rows from an earlier round, the fast twin
+        sorts by insertion from there (scores move little between rounds: a few
+        swaps per document instead of a full sort). The result never depends on it.
 
     Returns
     -------
@@ -136,13 +142,15 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     columns. O(n^2) time and memory per query; a loop over queries.
     """
     y, scores, query_offsets, queries = _check_lambdarank(
-        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
+        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
     delta_z = {"ndcg": partial(_delta_ndcg, k=k, gain=gain), "map": _delta_map,
                "err": partial(_delta_err, k=k, l_max=y.max(initial=0.0))}[metric]
     order = rank_order(scores, query_offsets)  # (n_rows,)
     g, h = np.zeros_like(scores), np.zeros_like(scores)
     for q in queries:
         rows = order[query_offsets[q]:query_offsets[q + 1]]  # (n,) rows of query q, best first
+        if ranking is not None:
+            ranking[query_offsets[q]:query_offsets[q + 1]] = rows
         if len(rows) < 2:
             continue
         delta = delta_z(y[rows])  # (n, n) |Delta Z| of swapping two positions
@@ -296,7 +304,8 @@ def _check_logistic(y, scores):
     return y, scores
 
 
-def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
+def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries,
+                      ranking=None):
     """Validate the arguments of ``lambdarank``; shared by both twins, so both reject the same input."""
     y, scores = _check_pointwise(y, scores)
     bad = np.flatnonzero(y < 0)  # (n_bad,)
@@ -319,6 +328,10 @@ def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, ga
         raise ParameterError(f"sigma must be > 0, got {sigma!r}")
     if not isinstance(normalize, (bool, np.bool_)):
         raise ParameterError(f"normalize must be True or False, got {normalize!r}")
+    if ranking is not None and not (isinstance(ranking, np.ndarray) and ranking.dtype == np.int64
+                                    and ranking.shape == y.shape and ranking.flags.writeable
+                                    and ranking.flags.c_contiguous):
+        raise ParameterError(f"ranking must be a writable, contiguous int64 array of shape {y.shape}")
     query_offsets = _check_offsets(query_offsets, len(y))
     return y, scores, query_offsets, _check_queries(queries, len(query_offsets) - 1)
 

@@ -182,6 +182,41 @@ def test_fast_lambdarank_does_not_depend_on_thread_count():
         np.testing.assert_array_equal(h, results[0][1])
 
 
+@pytest.mark.parametrize("twin", [ref, fast], ids=["reference", "fast"])
+@given(data=st.data(), start=st.sampled_from(["earlier order", "reversed", "garbage"]))
+def test_a_kept_ranking_changes_nothing_and_receives_the_new_order(twin, data, start):
+    """``ranking`` from an earlier round, the reverse of one (the most swaps: the fast twin
+    gives up the insertion sort) or garbage (not a permutation: it sorts afresh)."""
+    y, scores, offsets = data.draw(ranking_problems() | ranking_problems(max_queries=2, max_docs=70))
+    options = data.draw(lambdarank_options(len(offsets) - 1))
+    earlier = scores + data.draw(st.sampled_from([0.0, 0.25, -1.0]))
+    earlier[::3] = -earlier[::3]
+    ranking = ref.rank_order(earlier, offsets)
+    if start == "reversed":
+        for lo, hi in zip(offsets[:-1], offsets[1:]):
+            ranking[lo:hi] = ranking[lo:hi][::-1].copy()
+    elif start == "garbage":
+        ranking[:] = np.arange(len(ranking))[::-1] * 7 - 3
+    before = ranking.copy()
+    g, h = twin.lambdarank(*copies(y, scores, offsets), ranking=ranking, **options)
+    expected_g, expected_h = twin.lambdarank(*copies(y, scores, offsets), **options)
+    np.testing.assert_array_equal(g, expected_g)
+    np.testing.assert_array_equal(h, expected_h)
+    computed = range(len(offsets) - 1) if options["queries"] is None else options["queries"]
+    order = ref.rank_order(scores, offsets)
+    for q in range(len(offsets) - 1):
+        rows = slice(offsets[q], offsets[q + 1])
+        np.testing.assert_array_equal(ranking[rows], order[rows] if q in computed else before[rows])
+
+
+@pytest.mark.parametrize("twin", [ref, fast], ids=["reference", "fast"])
+@pytest.mark.parametrize("bad", [np.zeros(3, np.int32), np.zeros(4, np.int64), np.zeros((3, 1), np.int64)])
+def test_ranking_must_be_a_writable_int64_row_array(twin, bad):
+    y, scores, offsets = np.zeros(3), np.zeros(3), np.array([0, 3])
+    with pytest.raises(ParameterError, match="ranking must be"):
+        twin.lambdarank(y, scores, offsets, ranking=bad)
+
+
 @given(problem=ranking_problems() | ranking_problems(max_queries=2, max_docs=70))
 def test_rank_order_twins_agree(problem):
     """Long queries too: the fast merge sort starts with insertion-sorted runs of 16."""
