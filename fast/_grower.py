@@ -39,14 +39,16 @@ NO_SPLIT = -1
 @njit(cache=True, nogil=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, separate, n_threads,
-         feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum):
+         all_counts, all_counts_known, feature, bin_threshold, left, right, missing, value, gain,
+         count, hessian_sum):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
     #     gradients, hessians (n_rows,); rows (m,) int32 row ids; n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
-    #     is cut, never the result)
+    #     is cut, never the result); all_counts (d, 256), all_counts_known (1,): the root's
+    #     counts when every row is in the tree (``build_into``), kept from tree to tree
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0)
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
@@ -84,7 +86,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
         build_into(hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root, m,
-                   gh, is_const, h0, n_threads, hist[slot[root]], np.bool_(False))
+                   gh, is_const, h0, n_threads, hist[slot[root]], np.bool_(False), all_counts,
+                   all_counts_known)
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, separate, scans, best)
 
@@ -137,7 +140,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                           bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                          max_depth, min_rows, gh, is_const, h0, n_threads)
+                          max_depth, min_rows, gh, is_const, h0, n_threads, all_counts[:0],
+                          all_counts_known)
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
@@ -149,7 +153,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
 @njit(cache=True)
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                       bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                      max_depth, min_rows, gh, is_const, h0, n_threads):
+                      max_depth, min_rows, gh, is_const, h0, n_threads, no_counts, no_counts_known):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
     The largest child (ties: the last) takes the parent's slot minus its siblings'
@@ -174,7 +178,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
             target = free_slots.pop()
         build_into(hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
                    start[child], stop[child], gh, is_const, h0, n_threads, hist[parent_slot],
-                   np.bool_(split_large))
+                   np.bool_(split_large), no_counts, no_counts_known)
         if split_child:
             slot[child] = target
         else:

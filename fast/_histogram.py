@@ -51,12 +51,15 @@ def constant_hessian(hessians, order):
 
 @njit(cache=True)
 def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-               hessian_is_constant, h0, n_threads, parent, subtract):
+               hessian_is_constant, h0, n_threads, parent, subtract, all_counts, all_counts_known):
     """Overwrite ``hist`` with the sums over the rows ``order[start:stop]``; if ``subtract``,
     also ``parent -= hist`` (the sibling's histogram, while each task's features are hot).
 
     Small nodes (under ``PARALLEL_WORK`` row-features) are built on the calling
-    thread: waking the pool would cost more than the work.
+    thread: waking the pool would cost more than the work. The counts of a node
+    of every row in order (a root) are the same in every tree: with ``all_counts``
+    (d, 256) given (not (0, 256)), the first such build stores them there and sets
+    ``all_counts_known[0]``; later ones copy them instead of counting.
 
     # IN  bin_columns (n_rows * d,) uint8, the bins in column-major order (feature f at
     #     f * n_rows); bin_rows (n_rows * d,) the same bins row-major; gradients, hessians
@@ -68,14 +71,19 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
     in_order = _is_every_row_in_order(order, start, stop, len(gradients))
+    stored = in_order and all_counts.shape[0] == n_features
+    counts = all_counts if stored and all_counts_known[0] else all_counts[:0]
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
             _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
         _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, gh, hessian_is_constant, h0, parent, subtract)
+                    start, stop, gh, hessian_is_constant, h0, parent, subtract, counts)
     else:
         _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                        start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract)
+                        start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract, counts)
+    if stored and not all_counts_known[0]:
+        all_counts[:] = hist[:, :, 2]
+        all_counts_known[0] = True
 
 
 @njit(cache=True)
@@ -91,12 +99,12 @@ def _is_every_row_in_order(order, start, stop, n_rows):
 
 @njit(parallel=True, cache=True)
 def _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                    start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract):
+                    start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract, counts):
     for i in prange(start, stop):
         _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
     for task in prange(n_tasks):
         _build_task(np.int64(task), n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, gh, hessian_is_constant, h0, parent, subtract)
+                    start, stop, gh, hessian_is_constant, h0, parent, subtract, counts)
 
 
 @njit(cache=True)
@@ -108,20 +116,23 @@ def _gather(gh, i, row, gradients, hessians, hessian_is_constant):
 
 @njit(cache=True)
 def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order, start, stop,
-                gh, hessian_is_constant, h0, parent, subtract):
-    """One task's features ``[first, last)`` (equal shares): zero, sum, fill constant hessians,
-    subtract from the parent."""
+                gh, hessian_is_constant, h0, parent, subtract, counts):
+    """One task's features ``[first, last)`` (equal shares): zero, sum (copy the counts if
+    ``counts`` holds them), fill constant hessians, subtract from the parent."""
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0
     flat = hist.reshape(hist.size)  # (d * 768,) feature f at f * SLOT_SIZE
     gh_flat = gh.reshape(gh.size)  # (2 m,) g and h interleaved
-    with_hessians = not hessian_is_constant
+    with_hessians, with_counts = not hessian_is_constant, len(counts) == 0
     if sparse:
-        _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians)
+        _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians,
+                        with_counts)
     else:
         _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last,
-                           with_hessians)
+                           with_hessians, with_counts)
+    if not with_counts:
+        hist[first:last, :, 2] = counts[first:last]
     lo, hi = first * SLOT_SIZE, last * SLOT_SIZE
     if hessian_is_constant:
         for at in range(lo + 1, hi, 3):
@@ -139,17 +150,18 @@ _SLOT = np.uint64(SLOT_SIZE)
 
 
 @njit(cache=True)
-def _add(flat, at, g, h, with_hessians):
+def _add(flat, at, g, h, with_hessians, with_counts):
     """``flat[at:at + 3] += (g, h, 1)``: one slot of one feature's histogram."""
     flat[at] += g
     if with_hessians:
         flat[at + _1] += h
-    flat[at + _2] += 1.0
+    if with_counts:
+        flat[at + _2] += 1.0
 
 
 @njit(cache=True)
 def _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last,
-                       with_hessians):
+                       with_hessians, with_counts):
     """Dense nodes: per block of rows, four features per pass over the block. ``in_order``:
     ``order[i] == i``, so the columns are read without the indirection."""
     for block_start in range(start, stop, ROW_BLOCK):
@@ -157,14 +169,14 @@ def _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop,
         f = first
         while f + 4 <= last:
             _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, block_start,
-                              block_stop, f, with_hessians)
+                              block_stop, f, with_hessians, with_counts)
             f += 4
         for f in range(f, last):
             column = _column(bin_columns, f, len(flat) // SLOT_SIZE)
             base = np.uint64(f * SLOT_SIZE)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
                 _add(flat, base + np.uint64(column[np.uint64(order[i])]) * _3, gh_flat[i << _1],
-                     gh_flat[(i << _1) + _1], with_hessians)
+                     gh_flat[(i << _1) + _1], with_hessians, with_counts)
 
 
 @njit(cache=True)
@@ -175,7 +187,8 @@ def _column(bin_columns, f, n_features):
 
 
 @njit(cache=True)
-def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, f, with_hessians):
+def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, f, with_hessians,
+                      with_counts):
     # IN the columns f .. f + 3 of bin_columns; OUT their histograms in flat
     d = len(flat) // SLOT_SIZE
     c0, c1 = _column(bin_columns, f, d), _column(bin_columns, f + 1, d)
@@ -185,14 +198,15 @@ def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, 
     for i in range(np.uint64(start), np.uint64(stop)):
         row = i if in_order else np.uint64(order[i])
         g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
-        _add(flat, b0 + np.uint64(c0[row]) * _3, g, h, with_hessians)
-        _add(flat, b1 + np.uint64(c1[row]) * _3, g, h, with_hessians)
-        _add(flat, b2 + np.uint64(c2[row]) * _3, g, h, with_hessians)
-        _add(flat, b3 + np.uint64(c3[row]) * _3, g, h, with_hessians)
+        _add(flat, b0 + np.uint64(c0[row]) * _3, g, h, with_hessians, with_counts)
+        _add(flat, b1 + np.uint64(c1[row]) * _3, g, h, with_hessians, with_counts)
+        _add(flat, b2 + np.uint64(c2[row]) * _3, g, h, with_hessians, with_counts)
+        _add(flat, b3 + np.uint64(c3[row]) * _3, g, h, with_hessians, with_counts)
 
 
 @njit(cache=True)
-def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians):
+def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians,
+                    with_counts):
     """Sparse nodes: copy a block of rows' bins ``[first, last)`` to a buffer, then sum from it."""
     width = np.uint64(last - first)
     n_features = np.uint64(len(flat) // SLOT_SIZE)
@@ -213,10 +227,13 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
             k = j
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
                 g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
-                _add(flat, at + np.uint64(block[k]) * _3, g, h, with_hessians)
-                _add(flat, at + _SLOT + np.uint64(block[k + _1]) * _3, g, h, with_hessians)
-                _add(flat, at + _2 * _SLOT + np.uint64(block[k + _2]) * _3, g, h, with_hessians)
-                _add(flat, at + _3 * _SLOT + np.uint64(block[k + _3]) * _3, g, h, with_hessians)
+                _add(flat, at + np.uint64(block[k]) * _3, g, h, with_hessians, with_counts)
+                _add(flat, at + _SLOT + np.uint64(block[k + _1]) * _3, g, h, with_hessians,
+                     with_counts)
+                _add(flat, at + _2 * _SLOT + np.uint64(block[k + _2]) * _3, g, h, with_hessians,
+                     with_counts)
+                _add(flat, at + _3 * _SLOT + np.uint64(block[k + _3]) * _3, g, h, with_hessians,
+                     with_counts)
                 k += width
             j += _4
         for j in range(j, width):
@@ -224,5 +241,5 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
             k = j
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
                 _add(flat, at + np.uint64(block[k]) * _3, gh_flat[i << _1], gh_flat[(i << _1) + _1],
-                     with_hessians)
+                     with_hessians, with_counts)
                 k += width

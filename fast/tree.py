@@ -19,7 +19,7 @@ from twinrank.reference.params import TreeParams
 from twinrank.reference.tree import COUNT, G, H, N_SLOTS, Split, _checked_inputs, _split_threshold
 
 from ._grower import grow
-from ._layout import bin_layouts
+from ._layout import bin_layouts, root_counts
 from ._histogram import build_into, constant_hessian
 from ._split import best_split, left_stats
 
@@ -47,7 +47,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
         _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), params.missing_split == "separate", numba.get_num_threads(),
-        *nodes.values())
+        *root_counts(job.binned), *nodes.values())
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(thresholds[f], b)
@@ -94,7 +94,8 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     hist = np.empty((binned.shape[1], N_SLOTS, 3))  # (n_features, 256, 3)
     is_const, h0 = constant_hessian(hessians, rows) if len(rows) else (False, 0.0)
     build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
-               np.empty((len(rows), 2)), is_const, h0, numba.get_num_threads(), hist, False)
+               np.empty((len(rows), 2)), is_const, h0, numba.get_num_threads(), hist, False,
+               np.empty((0, N_SLOTS)), np.zeros(1, dtype=bool))
     return hist
 
 
