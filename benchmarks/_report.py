@@ -91,8 +91,7 @@ def _notes(out) -> str:
         "machine; the mean and round 1 are in the JSON: "
         + ", ".join(f"{name} mean {res['ms_per_tree']:.0f} ms" for name, res in r.items() if "ms_per_tree" in res)
         + "); "
-        "twinrank's round includes its NDCG@10 on the training set, which its loop computes after every tree "
-        "(LightGBM and XGBoost evaluate nothing here).",
+        "no framework evaluates a metric while training (twinrank's `eval_train` is off, its default).",
         "Binning: twinrank `bin_thresholds` + `apply_bins` on all rows; LightGBM `Dataset.construct()` "
         "(edges from a 200,000-row sample); XGBoost `QuantileDMatrix`. twinrank's `fit` bins again inside "
         "its first round.",

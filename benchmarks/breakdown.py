@@ -1,17 +1,20 @@
-"""Where fast LambdaMART's time goes, per tree: lambdas, tree growing, score update, training metric.
+"""Where fast LambdaMART's time goes, per tree: lambdas, tree growing, score update (training metric).
 
-The boosting loop timed is the library's own (``twinrank.reference.boosting.run_boosting``,
-the loop ``LambdaMART.fit`` runs) on the fast twin's kernels, each kernel wrapped in
-a stopwatch; what no stopwatch covers is the loop's own Python work. The tree
-grower is then taken apart by ``_grower_breakdown`` (its compiled kernels replayed
-one by one on the same gradients, checked to grow the same tree)::
+``LambdaMART.fit`` of the fast twin runs as it is, through an engine whose kernels
+(the objective ``objectives.lambdarank`` it calls with its ranking kept between
+rounds, the grower, the score update, the metric) are each wrapped in a stopwatch;
+what no stopwatch covers is the boosting loop's own Python work. The grower is timed
+as a whole: its inside is compiled code, for a profiler. The training-set metric is
+measured only with ``--eval-train`` (the estimator computes it only with
+``eval_train=True``)::
 
-    python benchmarks/breakdown.py [--queries 8333 | --data DIR] [--trees 30] [--threads 2] [--truncation 30]
+    python benchmarks/breakdown.py [--queries 8333 | --data DIR] [--trees 30] [--threads 2] [--truncation 30] [--eval-train]
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import json
 import resource
 import time
@@ -26,11 +29,12 @@ LOOP_PARTS = (  # (stopwatch label, what it is)
     ("lambdas", "objective: LambdaRank gradients and hessians (`objectives.lambdarank`)"),
     ("grow_tree", "tree: histograms, split search, partition (`tree.grow_tree`)"),
     ("score update", "training scores += new tree (`predict.predict_tree_binned`)"),
-    ("training metric", "NDCG@10 of the training set after every tree (`metrics.evaluate`)"),
+    ("training metric", "NDCG@10 of the training set after every tree (`metrics.evaluate`, only with `eval_train=True`)"),
 )
-
-
-EXTRA_WORK = ("(excluded) replay", "argument checks (lambdarank)", "argument checks (metric)")
+CHECKS = (  # (label, what is checked), timed again on their own on sampled rounds
+    ("lambdarank", "`objectives.lambdarank`"),
+    ("metric", "`metrics.evaluate` (`metrics.prepare`)"),
+)
 
 
 class Stopwatch:
@@ -56,104 +60,97 @@ def _minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-def profile_fit(train, settings: Settings, *, sample_every: int = 5) -> dict:
-    """Time every part of one fast LambdaMART fit of ``settings.trees`` trees on ``train``.
+def profile_fit(train, settings: Settings, *, eval_train: bool = False, sample_every: int = 5) -> dict:
+    """Time every part of one fast ``LambdaMART.fit`` of ``settings.trees`` trees on ``train``.
 
-    Every ``sample_every``-th round (the first included) is also taken apart: the
-    grower's kernels replayed (``_grower_breakdown``) and the argument checks of the
-    objective and the metric timed once more on their own. That extra work is
-    excluded from the loop's total.
+    Every ``sample_every``-th round (the first included) the argument checks of the
+    objective and (with ``eval_train``) of the metric are also timed once more on
+    their own; that extra work is excluded from the loop's total.
     """
-    import _grower_breakdown
-    from twinrank.fast import boosting, objectives
-    from twinrank.fast._threads import threads
+    from twinrank.fast import boosting, metrics, objectives
     from twinrank.fast.lambdamart import LambdaMART
     from twinrank.reference.metrics import prepare
     from twinrank.reference.objectives import _check_lambdarank
 
-    est = LambdaMART(n_trees=settings.trees, learning_rate=settings.learning_rate, max_leaves=settings.leaves,
-                     min_samples_leaf=settings.min_leaf, max_bins=settings.bins, truncation=settings.truncation,
-                     target="ndcg", metric="ndcg@10", n_threads=settings.threads, seed=settings.seed)
-    watch, detail = Stopwatch(), Stopwatch()
-    k = vars(boosting.KERNELS)
-    replay = detail.wrap("(excluded) replay", _grower_breakdown.replay)
-
-    rounds = [0]  # the objective is the first kernel of every round
+    watch, checks = Stopwatch(), Stopwatch()
+    rounds, boost_seconds = [0], [0.0]  # the objective is the first kernel of every round
 
     def sampled():
         return (rounds[0] - 1) % sample_every == 0
 
-    def lambdas(scores, queries):
+    timed_lambdarank = watch.wrap("lambdas", objectives.lambdarank)
+    timed_evaluate = watch.wrap("training metric", metrics.evaluate)
+
+    def lambdarank(*args, **kwargs):  # every argument passed through: ranking= included
         rounds[0] += 1
         if sampled():
-            detail.wrap("argument checks (lambdarank)", replay_checks)(scores, queries)
-        return objectives.lambdarank(train.y, scores, train.query_offsets, metric="ndcg",
-                                     truncation=settings.truncation, queries=queries)
+            bound = inspect.signature(objectives.lambdarank).bind(*args, **kwargs)
+            bound.apply_defaults()
+            checks.wrap("lambdarank", _check_lambdarank)(**bound.arguments)
+        return timed_lambdarank(*args, **kwargs)
 
-    def replay_checks(scores, queries):
-        _check_lambdarank(train.y, scores, train.query_offsets, "ndcg", None, 1.0, settings.truncation,
-                          "exp2", False, queries)
-
-    def grow_tree(binned, g, h, thresholds, params, **kwargs):
-        faults, start = _minor_faults(), time.perf_counter()
-        tree = k["grow_tree"](binned, g, h, thresholds, params, **kwargs)
-        seconds = time.perf_counter() - start
-        watch.seconds["grow_tree"] += seconds
-        watch.faults["grow_tree"] += _minor_faults() - faults
+    def evaluate(*args, **kwargs):
         if sampled():
-            detail.seconds["grow_tree as a whole"] += seconds
-            replay(detail, tree, binned, g, h, thresholds, params, **kwargs)
-        return tree
+            bound = inspect.signature(metrics.evaluate).bind(*args, **kwargs)
+            bound.apply_defaults()
+            a = bound.arguments
+            checks.wrap("metric", prepare)(a["y"], a["scores"], a["query_offsets"], a["convention"], a["doc_ids"])
+        return timed_evaluate(*args, **kwargs)
 
-    def evaluate(metric_names, y, scores, query_offsets, **kwargs):
-        if sampled():
-            detail.wrap("argument checks (metric)", prepare)(y, scores, query_offsets, kwargs["convention"])
-        return k["evaluate"](metric_names, y, scores, query_offsets, **kwargs)
-
-    kernels = SimpleNamespace(**{**k, "grow_tree": grow_tree,
+    k = vars(boosting.KERNELS)
+    kernels = SimpleNamespace(**{**k, "grow_tree": watch.wrap("grow_tree", k["grow_tree"]),
                                  "bin_thresholds": watch.wrap("binning", k["bin_thresholds"]),
                                  "apply_bins": watch.wrap("binning", k["apply_bins"]),
                                  "predict_tree_binned": watch.wrap("score update", k["predict_tree_binned"]),
-                                 "evaluate": watch.wrap("training metric", evaluate)})
-    with threads(settings.threads):
+                                 "evaluate": evaluate})
+
+    def boost(*args, **kwargs):  # fast boosting.boost, on the wrapped kernels
+        bound = inspect.signature(boosting.boost).bind(*args, **kwargs)
+        bound.apply_defaults()
         start = time.perf_counter()
-        model = boosting.run_boosting(kernels, train, watch.wrap("lambdas", lambdas), est.boost_params(),
-                                      valid=None, init_model=None, init_scores=None, valid_init_scores=None,
-                                      algorithm="lambdamart", model_params={}, base_score=0.0, callback=None)
-        total = time.perf_counter() - start - sum(detail.seconds[label] for label in EXTRA_WORK)
-    return _summary(watch, detail, total, model.n_trees, train)
+        try:
+            return boosting.run_boosting(kernels, **bound.arguments)
+        finally:
+            boost_seconds[0] = time.perf_counter() - start
+
+    class TimedLambdaMART(LambdaMART):
+        _engine = SimpleNamespace(**{**vars(LambdaMART._engine), "boosting": SimpleNamespace(boost=boost),
+                                     "objectives": SimpleNamespace(lambdarank=lambdarank)})
+
+    est = TimedLambdaMART(n_trees=settings.trees, learning_rate=settings.learning_rate, max_leaves=settings.leaves,
+                          min_samples_leaf=settings.min_leaf, max_bins=settings.bins, truncation=settings.truncation,
+                          target="ndcg", metric="ndcg@10", eval_train=eval_train, n_threads=settings.threads,
+                          seed=settings.seed)
+    model = est.fit(train).model_
+    total = boost_seconds[0] - sum(checks.seconds.values())
+    return _summary(watch, checks, total, model.n_trees, train, eval_train)
 
 
-def _summary(watch, detail, total, n_trees, train) -> dict:
-    """Milliseconds per tree of every part of the loop; of the grower's parts, per sampled tree."""
-    loop = {label: 1e3 * watch.seconds[label] / n_trees for label, _ in LOOP_PARTS}
-    faults = {label: watch.faults[label] / n_trees for label, _ in LOOP_PARTS}
+def _summary(watch, checks, total, n_trees, train, eval_train) -> dict:
+    """Milliseconds per tree of every part of the loop; of the argument checks, per sampled round."""
+    parts = [label for label, _ in LOOP_PARTS if eval_train or label != "training metric"]
+    loop = {label: 1e3 * watch.seconds[label] / n_trees for label in parts}
+    faults = {label: watch.faults[label] / n_trees for label in parts}
     round_ms = 1e3 * (total - watch.seconds["binning"]) / n_trees
     loop["other loop work"] = round_ms - sum(loop.values())
-    n_sampled = max(detail.calls["replayed trees"], 1)
-    sampled = {label: 1e3 * seconds / n_sampled for label, seconds in detail.seconds.items()
-               if label != EXTRA_WORK[0]}
-    whole = sampled.pop("grow_tree as a whole", 0.0)
-    checks = {label: sampled.pop(label) for label in EXTRA_WORK[1:] if label in sampled}
-    grower = {"grow_tree as a whole": whole, **{f"  {label}": ms for label, ms in sampled.items()},
-              "  rest (compiled bookkeeping between kernels, Tree assembly)": whole - sum(sampled.values()),
-              **checks}
+    n_sampled = checks.calls["lambdarank"]
     return {"rows": train.n_rows, "queries": train.n_queries, "features": train.n_features,
-            "trees": n_trees, "binning_s": watch.seconds["binning"], "round_ms": round_ms,
-            "loop_ms": loop, "loop_page_faults": faults, "grower_ms": grower, "sampled_trees": detail.calls["replayed trees"],
-            "grower_check": detail.calls.get("replay mismatches", 0) == 0,
-            "replay_errors": sorted(set(getattr(detail, "errors", [])))}
+            "trees": n_trees, "eval_train": eval_train, "binning_s": watch.seconds["binning"], "round_ms": round_ms,
+            "loop_ms": loop, "loop_page_faults": faults, "sampled_rounds": n_sampled,
+            "checks_ms": {label: 1e3 * checks.seconds[label] / max(n_sampled, 1)
+                          for label, _ in CHECKS if checks.calls[label]}}
 
 
-def warm_up(settings: Settings) -> float:
+def warm_up(settings: Settings, *, eval_train: bool = False) -> float:
     """A tiny profiled fit: numba compilation or cache load of every kernel involved."""
     start = time.perf_counter()
-    profile_fit(generate(8, seed=12345), dataclasses.replace(settings, trees=3), sample_every=1)
+    profile_fit(generate(8, seed=12345), dataclasses.replace(settings, trees=3), eval_train=eval_train,
+                sample_every=1)
     return time.perf_counter() - start
 
 
 def report(result: dict) -> str:
-    """The breakdown as Markdown tables."""
+    """The breakdown as Markdown: the table of the round's parts, then the argument checks."""
     lines = [f"Fast LambdaMART, {result['rows']:,} rows x {result['features']} features, "
              f"{result['trees']} trees: **{result['round_ms']:.0f} ms per tree** "
              f"(binning once per fit: {result['binning_s']:.2f} s).", "",
@@ -163,16 +160,11 @@ def report(result: dict) -> str:
         faults = result.get("loop_page_faults", {}).get(label)
         lines.append(f"| {descriptions[label]} | {ms:.1f} | {ms / result['round_ms']:.0%} | "
                      + ("" if faults is None else f"{faults:,.0f}") + " |")
-    grower = result["grower_ms"]
-    if result.get("replay_errors"):
-        lines += ["", f"The grower's kernels could not be replayed ({result['replay_errors'][0]}): "
-                      "`_grower_breakdown.py` no longer mirrors `twinrank.fast._grower.grow`."]
-    if result["sampled_trees"]:
-        status = "same tree as `grow_tree`" if result["grower_check"] else "**replay grew a different tree**"
-        lines += ["", f"Inside `grow_tree`, and the argument checks, on {result['sampled_trees']} sampled tree(s) "
-                      f"(kernels replayed one by one; {status}):", "",
-                  "| part | ms / tree |", "|---|---:|"]
-        lines += [f"| {label} | {ms:.1f} |" for label, ms in grower.items()]
+    if result.get("checks_ms"):
+        names = dict(CHECKS)
+        lines += ["", f"Argument checks inside those rows, timed again on their own on {result['sampled_rounds']} "
+                      "sampled round(s): " + ", ".join(f"{names[label]} {ms:.1f} ms" for label, ms in
+                                                 result["checks_ms"].items()) + " per round."]
     return "\n".join(lines)
 
 
@@ -185,13 +177,15 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--truncation", type=lambda v: None if v == "none" else int(v), default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-train", action="store_true",
+                        help="fit with eval_train=True and time the training-set metric too")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     args = parser.parse_args(argv)
     settings = Settings(trees=args.trees, leaves=args.leaves, threads=args.threads,
                         truncation=args.truncation, seed=args.seed)
     train = load(args.data, "train") if args.data else generate(args.queries, seed=args.seed)
-    warm_up_s = warm_up(settings)
-    result = {**profile_fit(train, settings), "warmup_s": warm_up_s}
+    warm_up_s = warm_up(settings, eval_train=args.eval_train)
+    result = {**profile_fit(train, settings, eval_train=args.eval_train), "warmup_s": warm_up_s}
     print(json.dumps(result) if args.json else f"warm-up {warm_up_s:.1f} s\n" + report(result))
 
 

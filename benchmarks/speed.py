@@ -14,7 +14,8 @@ memory, test NDCG@10, each also as a ratio to LightGBM's. Warm-up (numba's
 compilation, or loading its cache) is excluded from every timing and reported
 apart. LightGBM and XGBoost also run with ``OMP_WAIT_POLICY=PASSIVE``, the
 policy ``twinrank.fast`` sets for itself. Then, unless ``--no-breakdown``, where
-fast LambdaMART's time goes (``breakdown.py``); with ``--scaling``, ms per tree
+fast LambdaMART's time goes (``breakdown.py``: a stopwatch around every kernel its
+``fit`` calls, the tree grower timed as a whole); with ``--scaling``, ms per tree
 against rows and the lambdas' cost against query size (``scaling.py``). The
 machine is shared and noisy: compare ratios, not absolute times; ``--repeat``
 runs every framework several times in rotation and keeps the best of each.

@@ -10,7 +10,8 @@ so both children keep the rows in their original order (and the histogram
 kernels walk memory forwards). Large segments are cut into fixed blocks of
 ``PARTITION_BLOCK`` positions: one parallel pass counts each block's left rows,
 a prefix sum gives every block its write offsets, a second parallel pass moves
-the rows. A stable partition is unique, so the thread count cannot change it.
+the rows, each to a selected position (no branch per row). A stable partition is
+unique, so the thread count cannot change it.
 """
 from __future__ import annotations
 
@@ -67,6 +68,17 @@ def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left
     return left - start
 
 
+@njit(cache=True)
+def _move(src, dst, first, last, goes_left, left, right):
+    """``src[first:last]`` to ``dst``: left rows from ``left`` on, the others from ``right`` on.
+    One write per row at a selected position (no branch to mispredict)."""
+    for i in range(first, last):
+        to_left = goes_left[i]
+        dst[left if to_left else right] = src[i]
+        left += to_left
+        right += 1 - to_left
+
+
 @njit(parallel=True, cache=True)
 def _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
                       block_lefts):
@@ -83,13 +95,6 @@ def _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left
         block_lefts[block], total_left = total_left, total_left + block_lefts[block]
     for block in prange(n_blocks):
         first = start + block * PARTITION_BLOCK
-        left = start + block_lefts[block]
-        right = start + total_left + (first - start - block_lefts[block])
-        for i in range(first, min(stop, first + PARTITION_BLOCK)):
-            if goes_left[i]:
-                dst[left] = src[i]
-                left += 1
-            else:
-                dst[right] = src[i]
-                right += 1
+        _move(src, dst, first, min(stop, first + PARTITION_BLOCK), goes_left,
+              start + block_lefts[block], start + total_left + (first - start - block_lefts[block]))
     return total_left
