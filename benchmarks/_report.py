@@ -56,6 +56,31 @@ def markdown(out: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+README_START, README_END = "<!-- speed.py results: start -->", "<!-- speed.py results: end -->"
+
+
+def readme_block(out: dict) -> str:
+    """The side-by-side table with one line of machine and setup, for the README."""
+    m, s, d = out["machine"], out["settings"], out["data"]
+    return "\n".join([
+        README_START,
+        f"{d['train_rows']:,} training rows x {d['features']} features, {s['trees']} trees of {s['leaves']} "
+        f"leaves, {s['bins']} bins, truncation {s['truncation'] or 'none'}, {s['threads']} threads; "
+        f"{m['cpu']}, {m['usable_cores']} cores; twinrank commit {m.get('commit', 'unknown')}, {m['date']}. "
+        "Ratios to LightGBM in parentheses (times: below 1 is faster; throughput: above 1 is faster). "
+        f"Regenerate with `{_command(out)}`.", "",
+        _main_table(out),
+        README_END])
+
+
+def with_readme_block(text: str, out: dict) -> str:
+    """``text`` (the README) with its block between the markers replaced by :func:`readme_block`."""
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"the README has no '{README_START}' ... '{README_END}' block to replace")
+    return text[:start] + readme_block(out) + text[end + len(README_END):]
+
+
 def _main_table(out) -> str:
     results = out["results"]
     reference = results.get("lightgbm", {})

@@ -37,7 +37,7 @@ import scaling
 from _frameworks import FRAMEWORKS, Settings
 from _machine import machine
 from _measure import save
-from _report import markdown, terminal
+from _report import markdown, terminal, with_readme_block
 from generate import queries_for_rows, train_test
 
 HERE = Path(__file__).resolve().parent
@@ -172,6 +172,8 @@ def main(argv=None):
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="environment of the workers, e.g. OMP_WAIT_POLICY=passive (repeatable)")
     parser.add_argument("--markdown", metavar="PATH", help="write the results page here")
+    parser.add_argument("--readme", metavar="PATH",
+                        help="replace the results block of this README with the side-by-side table")
     parser.add_argument("--from-json", metavar="PATH", help="measure nothing: render a saved --json file")
     parser.add_argument("--json", metavar="PATH", help="write every number here")
     args = parser.parse_args(argv)
@@ -186,6 +188,10 @@ def main(argv=None):
     if args.markdown:
         Path(args.markdown).write_text(markdown(out))
         print(f"wrote {args.markdown}")
+    if args.readme:
+        readme = Path(args.readme)
+        readme.write_text(with_readme_block(readme.read_text(), out))
+        print(f"updated {args.readme}")
 
 
 if __name__ == "__main__":
