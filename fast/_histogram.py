@@ -220,7 +220,6 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
             for j in range(width):
                 block[k + j] = bin_rows[row_start + j]
             k += width
-        n_block = np.uint64(block_stop - block_start)
         j = np.uint64(0)
         while j + _4 <= width:  # four features at a time over the block: four hot histograms
             at = base + j * _SLOT

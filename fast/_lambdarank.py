@@ -2,9 +2,9 @@ r"""The LambdaRank kernel: one thread per query, one row of pairs at a time.
 
 For a query of n documents it sorts them into ranked order (stable, descending
 score; from the previous round's order when the caller keeps one, see
-``_ranking.argsort_descending_from``), fills O(n) per-position work rows (labels, scores, the metric's prefix
-sums), then for each position ``a < top`` handles the pairs ``(a, b)``, ``b > a``,
-as one branch-free row that the compiler vectorises::
+``_ranking.argsort_descending_from``), fills O(n) per-position work rows (labels,
+scores, the metric's prefix sums), then for each position ``a < top`` handles the
+pairs ``(a, b)``, ``b > a``, as one branch-free row that the compiler vectorises::
 
     position   0   1   2 ... a  a+1 ... n-1
     row a                    .  [ pairs (a, b) ] -> lambda[b], hessian[b] updated in place,
