@@ -48,7 +48,7 @@ def lambdarank_kernel(y, scores, query_offsets, queries, metric, cutoff, linear_
 
     # IN  y, scores (n_rows,) float64; query_offsets (n_queries + 1,); queries (m,) unique
     #     cutoff, truncation: ints, >= the largest query size for "none"
-    # OUT g, h (n_rows,) float64, zero on entry; only rows of ``queries`` are written
+    # OUT g, h (n_rows,) float64; only rows of ``queries`` are written (zeroed first)
     # IN/OUT ranking (n_rows,) int64 or (0,): each query's rows in ranked order, the sort's
     #     starting point (``argsort_descending_from``) and its result
     """
@@ -66,6 +66,8 @@ def lambdarank_kernel(y, scores, query_offsets, queries, metric, cutoff, linear_
         grade_counts = np.empty(N_GRADES, np.int64)
         for i in range(block * QUERIES_PER_BLOCK, min(len(queries), (block + 1) * QUERIES_PER_BLOCK)):
             lo, hi = query_offsets[queries[i]], query_offsets[queries[i] + 1]
+            g[lo:hi] = 0.0
+            h[lo:hi] = 0.0
             if keep:
                 argsort_descending_from(scores[lo:hi], order[:hi - lo], scratch[:hi - lo],
                                         ranking[lo:hi], lo)

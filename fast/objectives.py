@@ -59,7 +59,9 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
     whole_list = max(len(y), 1)  # no query is longer: a cutoff of "none"
-    g, h = np.zeros_like(scores), np.zeros_like(scores)
+    every_query = len(queries) == len(query_offsets) - 1  # queries are unique: all of them
+    new = np.empty_like if every_query else np.zeros_like  # the kernel zeroes its queries' rows
+    g, h = new(scores), new(scores)
     lambdarank_kernel(
         y, scores, query_offsets, queries, _METRIC_CODES[metric],
         whole_list if k is None else k, gain == "linear", y.max(initial=0.0), float(sigma),

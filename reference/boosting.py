@@ -97,13 +97,13 @@ def run_boosting(kernels, train, objective, params, *, valid, init_model, init_s
             break  # no split improves the loss: every further round would add a constant
         f = dataclasses.replace(f, value=f.value * params.learning_rate)
         trees.append(f)
-        scores = scores + kernels.predict_tree_binned(f, binned)
+        scores += kernels.predict_tree_binned(f, binned)  # (n_rows,) the loop's own array
         record = {}
         if params.eval_train:
             record[f"train:{params.metric}"] = _metric(kernels, params, train, scores)
         stop = False
         if valid is not None:
-            valid_scores = valid_scores + kernels.predict_tree_binned(f, valid_binned)
+            valid_scores += kernels.predict_tree_binned(f, valid_binned)
             record[f"valid:{params.metric}"] = _metric(kernels, params, valid, valid_scores)
             stop = rule.update(m + 1, record[f"valid:{params.metric}"])
         for key, value in record.items():

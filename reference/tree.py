@@ -342,11 +342,11 @@ def _per_row(name: str, values, n_rows: int) -> np.ndarray:
 
 
 def _checked_rows(rows, n_rows: int) -> np.ndarray:
-    if rows is None:
-        rows = np.arange(n_rows, dtype=np.int64)
-    rows = np.asarray(rows)
+    if rows is None and n_rows > 0:
+        return np.arange(n_rows, dtype=np.int64)
+    rows = np.asarray(np.arange(n_rows) if rows is None else rows)
     if rows.ndim != 1 or rows.dtype.kind not in "iu" or len(rows) == 0:
         raise ParameterError(f"rows must be a non-empty 1-D integer array, got {rows.dtype} {rows.shape}")
     if rows.min() < 0 or rows.max() >= n_rows:
         raise ParameterError(f"rows must be in [0, {n_rows}), got values in [{rows.min()}, {rows.max()}]")
-    return rows.astype(np.int64)
+    return rows.astype(np.int64, copy=False)
