@@ -20,6 +20,7 @@ COLUMNS = (  # (result key, header, format)
 def markdown(out: dict) -> str:
     """The whole results page (``benchmarks/RESULTS.md``)."""
     m, s, d = out["machine"], out["settings"], out["data"]
+    source = d.get("source", f"`benchmarks/generate.py`, seed {s['seed']}")  # older JSON: generated
     lines = ["# Benchmark results", "",
              f"Regenerate with `{_command(out)}` (from the repository root). Shared, noisy machine: "
              "**compare the ratios, not the absolute times.**", "",
@@ -32,7 +33,7 @@ def markdown(out: dict) -> str:
              + (f"; worker environment {out['env']}" if out["env"] else "") + ".", "",
              "## Setup", "",
              f"Training: {d['train_rows']:,} rows, {d['train_queries']:,} queries, {d['features']} features "
-             f"(`benchmarks/generate.py`, seed {s['seed']}); test: {d['test_rows']:,} rows, "
+             f"({source}); test: {d['test_rows']:,} rows, "
              f"{d['test_queries']:,} other queries. {s['trees']} trees, {s['leaves']} leaves, {s['bins']} bins, "
              f"learning rate {s['learning_rate']}, minimum leaf size {s['min_leaf']}, truncation "
              f"{s['truncation'] or 'none (all pairs)'}, {s['threads']} threads.", "",

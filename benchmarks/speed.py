@@ -4,9 +4,10 @@
     python benchmarks/speed.py --rows 200000 --trees 50              # a quicker look
     python benchmarks/speed.py --repeat 2 --scaling --markdown benchmarks/RESULTS.md --json benchmarks/RESULTS.json
     python benchmarks/speed.py --from-json benchmarks/RESULTS.json --markdown benchmarks/RESULTS.md  # re-render
+    python benchmarks/speed.py --train train.txt --test test.txt     # your own LETOR / SVMlight data
 
 Trains each framework on MSLR-WEB10K-shaped generated data (``generate.py``; test
-queries held out, from another seed) with the same trees, leaves, bins, learning
+queries held out, from another seed), or on the LETOR files ``--train``/``--test``, with the same trees, leaves, bins, learning
 rate, minimum leaf size, truncation and threads (``_frameworks.PARAMETER_MAP``),
 each in a process of its own (``_measure.py``), and reports side by side: binning
 time, ms per tree, scoring throughput with a 100-tree and a 1000-tree model, peak
@@ -40,6 +41,9 @@ from _measure import save
 from _report import markdown, terminal, with_readme_block
 from generate import queries_for_rows, train_test
 
+from twinrank.reference.data import Dataset
+from twinrank.reference.letor import read_letor
+
 HERE = Path(__file__).resolve().parent
 HIGHER_IS_BETTER = ("docs_per_s", "docs_per_s_big", "ndcg@10")
 
@@ -53,9 +57,9 @@ def run(args) -> dict:
     out = {"machine": machine(), "settings": dataclasses.asdict(settings), "command": " ".join(sys.argv),
            "repeat": args.repeat,
            "env": {k: env[k] for k in sorted(env) if k.startswith(("OMP_", "NUMBA_"))}}
-    n_queries = args.queries or queries_for_rows(args.rows)
-    train, test = train_test(n_queries, args.test_queries, seed=args.seed)
-    out["data"] = {"train_rows": train.n_rows, "train_queries": train.n_queries, "features": train.n_features,
+    train, test, source = _data(args)
+    out["data"] = {"source": source, "train_rows": train.n_rows, "train_queries": train.n_queries,
+                   "features": train.n_features,
                    "test_rows": test.n_rows, "test_queries": test.n_queries,
                    "random_ndcg@10": _ndcg(test, np.random.default_rng(args.seed).random(test.n_rows))}
     print(f"data: {train.n_rows:,} training rows ({train.n_queries:,} queries), {test.n_rows:,} test rows",
@@ -96,6 +100,20 @@ def run(args) -> dict:
         out["lambda_cost"] = scaling.lambda_cost(threads=args.threads)
     out["load_average_after"] = os.getloadavg()
     return out
+
+
+def _data(args):
+    """``(train, test, source)``: generated (``generate.py``), or read from ``--train``/``--test``."""
+    if not args.train:
+        n_queries = args.queries or queries_for_rows(args.rows)
+        return (*train_test(n_queries, args.test_queries, seed=args.seed),
+                f"`benchmarks/generate.py`, seed {args.seed}")
+    print(f"reading {args.train} and {args.test} ...", flush=True)
+    train, test = read_letor(args.train), read_letor(args.test)
+    width = max(train.n_features, test.n_features)  # a feature absent from a file is 0.0 there
+    train, test = (Dataset(np.pad(d.X, ((0, 0), (0, width - d.n_features))), d.y, d.query_offsets)
+                   for d in (train, test))
+    return train, test, f"`{args.train}`, test `{args.test}`"
 
 
 def _best(results: list[dict]) -> dict:
@@ -146,6 +164,9 @@ def main(argv=None):
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--rows", type=int, default=1_000_000, help="about this many training rows (default 1M)")
     size.add_argument("--queries", type=int, help="training queries (instead of --rows)")
+    size.add_argument("--train", metavar="PATH",
+                      help="train on this LETOR / SVMlight file instead of generated data (needs --test)")
+    parser.add_argument("--test", metavar="PATH", help="the held-out LETOR / SVMlight file for --train")
     parser.add_argument("--test-queries", type=int, default=2000)
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--leaves", type=int, default=31)
@@ -177,6 +198,8 @@ def main(argv=None):
     parser.add_argument("--from-json", metavar="PATH", help="measure nothing: render a saved --json file")
     parser.add_argument("--json", metavar="PATH", help="write every number here")
     args = parser.parse_args(argv)
+    if bool(args.train) != bool(args.test):
+        parser.error("--train and --test go together")
     if args.from_json:
         out = json.loads(Path(args.from_json).read_text())
     else:
