@@ -91,10 +91,11 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
         leaf_values[t, :len(leaf_order)] = tree.value[leaf_order]
         per_tree.append((nodes, np.full(len(nodes), t, dtype=np.int32), gt, nan))
     nodes, node_tree, gt, nan = (np.concatenate([part[i] for part in per_tree]) for i in range(4))
-    feature = np.concatenate([tree.feature for tree in trees])[_global(nodes, trees)]
+    ids = _global(nodes, trees)  # (n_internal,) into the concatenated node arrays
+    feature = np.concatenate([tree.feature for tree in trees])[ids]
     binned = np.dtype(dtype) == np.uint8
     threshold = np.concatenate([tree.bin_threshold if binned else tree.threshold
-                                for tree in trees])[_global(nodes, trees)]
+                                for tree in trees])[ids]
     order = np.lexsort((node_tree, feature))  # by feature, then tree
     bounds = np.searchsorted(feature[order], np.arange(ensemble.n_features + 1)).astype(np.int64)
     mask_type = np.uint32 if bits == 32 else np.uint64
