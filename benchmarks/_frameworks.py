@@ -30,7 +30,7 @@ PARAMETER_MAP = (  # (setting, twinrank.fast LambdaMART, LightGBM lambdarank, XG
     ("L2 on leaves", "lambda_l2=0", "lambda_l2=0", "reg_lambda=0"),
     ("truncation T", "truncation=T, target=\"ndcg\" (no cutoff)", "lambdarank_truncation_level=T",
      "lambdarank_pair_method=topk, lambdarank_num_pair_per_sample=T"),
-    ("lambda normalisation", "none (LambdaMART has no normalize)", "lambdarank_norm=False",
+    ("lambda normalisation", "normalize=False", "lambdarank_norm=False",
      "lambdarank_normalization=False, lambdarank_score_normalization=False"),
     ("threads", "n_threads", "num_threads", "nthread"),
 )
@@ -72,7 +72,7 @@ class Twinrank:
         s = self.s
         est = self.LambdaMART(n_trees=n_trees, learning_rate=s.learning_rate, max_leaves=s.leaves,
                               min_samples_leaf=s.min_leaf, max_bins=s.bins, truncation=s.truncation,
-                              target="ndcg", metric="ndcg@10", n_threads=s.threads, seed=s.seed)
+                              normalize=False, target="ndcg", metric="ndcg@10", n_threads=s.threads, seed=s.seed)
         return est.fit(data, callback=None if on_round is None else lambda i, record: on_round())
 
     def predict(self, model, X):

@@ -48,6 +48,8 @@ FLAGS = [
     ("--max-bins", "max_bins", int, "bins per feature (<= 255)"),
     ("--sigma", "sigma", float, "RankNet sigmoid steepness"),
     ("--truncation", "truncation", int, "only pairs with a document in the top N"),
+    ("--normalize", "normalize", _true_or_false,
+     "LambdaRank per-query normalisation as LightGBM/XGBoost (true, the default) or the paper's (false)"),
     ("--target", "target", str, "metric the lambdas optimise (default: --metric)"),
     ("--metric", "metric", str, "validation metric, e.g. ndcg@10"),
     ("--convention", "convention", str, "metric convention preset: lightgbm, ranklib, letor, trec"),

@@ -40,6 +40,12 @@ class LambdaMART(BoostedRanker):
     sigma : the RankNet sigmoid's steepness :math:`\sigma`.
     truncation : only pairs with a document in the current top ``truncation`` count
         (LightGBM's ``lambdarank_truncation_level``); None for all pairs.
+    normalize : per-query LambdaRank normalisation, as LightGBM (``lambdarank_norm``) and
+        XGBoost (``lambdarank_normalization`` with ``lambdarank_score_normalization``) do by
+        default: each pair's $|\Delta Z_{ij}|$ divided by $0.01 + |s_i - s_j|$, then the
+        query's lambdas and hessians scaled by $\log_2(1 + S) / S$
+        (:func:`~twinrank.reference.objectives.lambdarank`); False for the paper's
+        un-normalised lambdas. The default and the evidence for it: ``docs/lambdas.md``.
     target : the metric the lambdas optimise, ``"ndcg"``, ``"ndcg@k"``, ``"map"``,
         ``"err"`` or ``"err@k"``; None takes it from ``metric``.
     metric, convention : validation metric and its convention (history, early stopping).
@@ -64,8 +70,8 @@ class LambdaMART(BoostedRanker):
     def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
                  min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0,
                  query_subsample=1.0, feature_fraction=1.0, max_bins=255, sigma=1.0,
-                 truncation=None, target=None, metric="ndcg@10", convention="lightgbm",
-                 eval_train=False, early_stopping_rounds=None, overfit_tolerance=None,
+                 truncation=None, normalize=True, target=None, metric="ndcg@10",
+                 convention="lightgbm", eval_train=False, early_stopping_rounds=None, overfit_tolerance=None,
                  overfit_extra_trees=250, init_model=None, missing="learn", seed=0,
                  n_threads=None, verbose=0):
         self._set_init_params(locals())
@@ -110,8 +116,8 @@ class LambdaMART(BoostedRanker):
 
         def objective(scores, queries):
             return lambdarank(train.y, scores, train.query_offsets, metric=family, k=k,
-                              sigma=self.sigma, truncation=self.truncation, queries=queries,
-                              ranking=ranking)
+                              sigma=self.sigma, truncation=self.truncation,
+                              normalize=self.normalize, queries=queries, ranking=ranking)
         return objective
 
 
