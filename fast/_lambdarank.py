@@ -31,6 +31,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from twinrank.reference.objectives import SCORE_DISTANCE_EPSILON
+
 from ._ranking import QUERIES_PER_BLOCK, argsort_descending, argsort_descending_from, n_blocks
 
 NDCG, MAP, ERR = 0, 1, 2
@@ -142,7 +144,7 @@ def pair_row(work, a, n, sigma, factored, damp):
     row_lambda, row_hessian = _tail(work, ROW_LAMBDA, a, n), _tail(work, ROW_HESSIAN, a, n)
     lambdas, hessians = _tail(work, LAMBDA, a, n), _tail(work, HESSIAN, a, n)
     for i in range(n - a - 1):
-        weight = delta[i] / (0.01 + (score_a - score[i])) if damp else delta[i]
+        weight = delta[i] / (SCORE_DISTANCE_EPSILON + (score_a - score[i])) if damp else delta[i]
         u = up_a * down[i] if factored else math.exp(sigma * (score_a - score[i]))
         r = 1.0 / (1.0 + u)
         one_minus_r = 1.0 - r

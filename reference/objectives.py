@@ -34,6 +34,7 @@ from .errors import ParameterError
 from .params import check_int, check_real
 
 METRICS = ("ndcg", "map", "err")
+SCORE_DISTANCE_EPSILON = float(np.float32(0.01))  # LightGBM's 0.01f in `delta / (0.01f + |s_i - s_j|)`
 GAINS = ("exp2", "linear")
 
 
@@ -112,9 +113,28 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     gain : {"exp2", "linear"}
         NDCG's gain, for ``metric="ndcg"`` only.
     normalize : bool
-        LightGBM's ``lambdarank_norm=True``: when the scores of a query are not all
-        equal, $|\Delta Z_{ij}|$ is divided by $0.01 + |s_i - s_j|$; then the query's
-        $g$ and $h$ are scaled by $\log_2(1 + S) / S$, $S = 2 \sum_{\text{pairs}} \lambda_{ij}$.
+        Per-query normalisation (LightGBM ``lambdarank_norm=true``, its default; the
+        same as XGBoost's ``lambdarank_score_normalization`` with ``lambdarank_normalization``,
+        its defaults for ``rank:ndcg``). LightGBM ``src/objective/rank_objective.hpp``,
+        ``LambdarankNDCG::GetGradientsForOneQuery``: when the scores of the query are not
+        all equal, each pair's metric change is damped by the pair's score distance,
+
+        $$|\Delta Z_{ij}| \leftarrow \frac{|\Delta Z_{ij}|}{\epsilon + |s_i - s_j|},
+        \qquad \epsilon = \mathtt{0.01f},$$
+
+        (LightGBM's float literal: ``SCORE_DISTANCE_EPSILON`` = 0.009999999776482582), and
+        after the pairs are summed the query's $g$ and $h$ are multiplied by
+
+        $$\frac{\log_2(1 + S)}{S}, \qquad S = 2 \sum_{\text{pairs}} \lambda_{ij}$$
+
+        (no scaling when $S = 0$). A query's total push grows like $\log S$ instead of
+        $S$: queries with many document pairs no longer dominate every tree, and pairs
+        already far apart get little weight. XGBoost (``src/objective/lambdarank_obj.h``,
+        ``LambdaGrad``; ``lambdarank_obj.cc``, ``CalcLambdaForGroup``) computes the same
+        two steps with $\epsilon = 0.01$ in double precision, $\sigma = 1$, and every
+        pair hessian twice ours (``* 2.0``): the same gradients, and Newton steps half as
+        long, i.e. LightGBM's form at half the learning rate. False (the default here;
+        ``LambdaMART`` chooses its own) is the paper's un-normalised form.
     queries : array of int or None
         The indices of the queries to compute, each at most once; the rows of the other
         queries get $g = h = 0$ (query subsampling). None computes every query.
@@ -172,7 +192,7 @@ def _ranked_lambdas(labels, scores, delta, sigma, truncation, normalize):
         above &= np.minimum.outer(position, position) < truncation  # one of the two in the top
     score_gap = scores[:, None] - scores[None, :]  # (n, n) s_a - s_b
     if normalize and scores[0] != scores[-1]:
-        delta = delta / (0.01 + np.abs(score_gap))  # LightGBM's score-distance damping
+        delta = delta / (SCORE_DISTANCE_EPSILON + np.abs(score_gap))  # score-distance damping
     rho, one_minus_rho = _sigmoid_pair(-sigma * score_gap)  # (n, n) 1 / (1 + e^{sigma (s_a - s_b)})
     pair_lambda = np.where(above, sigma * delta * rho, 0.0)  # (n, n) lambda_ab, pushes a up, b down
     pair_hessian = np.where(above, sigma**2 * delta * rho * one_minus_rho, 0.0)  # (n, n)

@@ -123,7 +123,7 @@ def pairwise_lambdarank(y, scores, query_offsets, metric="ndcg", k=None, sigma=1
                     continue
                 delta = deltas[i, j]
                 if normalize and max(sq) != min(sq):
-                    delta /= 0.01 + abs(sq[i] - sq[j])
+                    delta /= float(np.float32(0.01)) + abs(sq[i] - sq[j])  # LightGBM's 0.01f
                 rho = 1.0 / (1.0 + math.exp(sigma * (sq[i] - sq[j])))
                 lambdas[i] += sigma * delta * rho
                 lambdas[j] -= sigma * delta * rho
