@@ -17,7 +17,8 @@ ranklib convention, NDCG@10 and MAP under LETOR's (``Eval-Score-4.0.pl``).
 per query with ``--query-normalised``), a fixed number of trees, test NDCG@10 (lightgbm
 convention) after every tree and test MAP at 50, 200 and the last tree.
 
-``files``: your own ``--train``/``--valid``/``--test`` LETOR files, the ``mq2008`` protocol.
+``files``: your own ``--train``/``--valid``/``--test`` LETOR files, the ``mq2008`` protocol
+(without ``--valid``: the ``generated`` protocol, a fixed number of trees).
 
     python benchmarks/normalization.py mq2008 [--trees 1000]
     python benchmarks/normalization.py generated --queries 1500 --test-queries 500 --trees 1000
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import time
 
 import numpy as np
@@ -158,12 +160,16 @@ def run_folds(folds, rankers, s: Setup):
             for name, rows in results.items() if rows}
 
 
-def run_generated(rankers, s: Setup, n_queries, n_test_queries, normalise):
+def generated_sets(s: Setup, n_queries, n_test_queries, normalise):
+    """The MSLR-shaped training and test sets of ``generate.py`` (seed ``s.seed``)."""
     import generate
 
     train, test = generate.train_test(n_queries, n_test_queries, seed=s.seed)
-    if normalise:
-        train, test = query_normalised(train), query_normalised(test)
+    return (query_normalised(train), query_normalised(test)) if normalise else (train, test)
+
+
+def run_fixed_trees(rankers, s: Setup, train, test):
+    """A fixed number of trees, no validation set: test metrics per tree and at the checkpoints."""
     summary = {}
     for name in rankers:
         start = time.perf_counter()
@@ -197,12 +203,15 @@ def main(argv=None):
     args = p.parse_args(argv)
     rankers = [r for r in RANKERS if r != "xgboost" or args.xgboost]
     generated = args.protocol == "generated"
+    fixed = generated or (args.protocol == "files" and args.valid is None)
     s = Setup(trees=args.trees, learning_rate=args.learning_rate or (0.1 if generated else 0.05),
               leaves=args.leaves or (31 if generated else 15),
               min_leaf=args.min_samples_leaf or (50 if generated else 20), seed=args.seed,
-              patience=None if generated else 100)
-    if generated:
-        summary = run_generated(rankers, s, args.queries, args.test_queries, args.query_normalised)
+              patience=None if fixed else 100)
+    if fixed:
+        train, test = (generated_sets(s, args.queries, args.test_queries, args.query_normalised) if generated
+                       else _read_files(args.train, None, args.test)[::2])
+        summary = run_fixed_trees(rankers, s, train, test)
     else:
         folds = ((load_mq2008(f) for f in range(1, 6)) if args.protocol == "mq2008" else
                  [_read_files(args.train, args.valid, args.test)])
@@ -211,7 +220,9 @@ def main(argv=None):
         for name, row in summary.items():
             print(f"  {name:<31} " + "  ".join(f"{k} {v:.4f}" for k, v in row.items()))
     if args.json:
-        run = {"protocol": args.protocol, "setup": dataclasses.asdict(s), "summary": summary,
+        words = sys.argv[1:] if argv is None else list(argv)
+        run = {"title": _title(args), "command": " ".join(["python benchmarks/normalization.py"] + words),
+               "protocol": args.protocol, "setup": dataclasses.asdict(s), "summary": summary,
                "query_normalised": bool(args.query_normalised), "queries": args.queries,
                "test_queries": args.test_queries}
         try:
@@ -223,9 +234,21 @@ def main(argv=None):
             json.dump(runs + [run], f, indent=1)
 
 
+def _title(args) -> str:
+    if args.protocol == "generated":
+        features = "query-normalised" if args.query_normalised else "raw"
+        return (f"MSLR-shaped, {args.queries:,} training / {args.test_queries:,} test queries, "
+                f"{features} features: test metrics at 50, 200, {args.trees} trees")
+    if args.protocol == "files" and args.valid is None:
+        return f"{args.train}: test metrics at 50, 200, {args.trees} trees"
+    where = "MQ2008, 5 folds" if args.protocol == "mq2008" else args.train
+    return f"{where}: early stopping on validation NDCG@10, test metrics, mean over folds"
+
+
 def _read_files(train, valid, test):
     train = read_letor(train)
-    return train, read_letor(valid, n_features=train.n_features), read_letor(test, n_features=train.n_features)
+    return (train, valid and read_letor(valid, n_features=train.n_features),
+            read_letor(test, n_features=train.n_features))
 
 
 if __name__ == "__main__":
