@@ -4,11 +4,13 @@ Every import in every module of ``reference/`` and ``fast/`` counts, wherever it
 at the top, inside a function (the late import that hides a circle from Python but not
 from a reader) or under ``if TYPE_CHECKING``. Relative imports and absolute
 ``twinrank.reference`` / ``twinrank.fast`` imports both make edges; a cycle in the graph
-of either twin, or one through both, fails.
+of either twin, or one through both, fails. And the modules split to remove circles
+(issue 12) still offer every public name at the import path it had.
 """
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -117,3 +119,28 @@ def test_no_cycles_but_the_known_one():
                                         "removed by the Engine seam")
 def test_no_cycles():
     assert cycles(import_graph()) == []
+
+
+# Every public name of the modules split in issue 12, at the import path it had before.
+NAMES_BEFORE_THE_SPLIT = {
+    "metrics": ["Convention", "CONVENTIONS", "DEFAULT_CONVENTION", "get_convention", "gain", "discount", "relevant",
+                "err_grades", "doc_ids_from_comments", "Prepared", "prepare", "check_k", "dcg", "ndcg", "mean_ndcg",
+                "average_precision", "precision", "err", "reciprocal_rank", "auc", "pauc", "rmse", "rmse_per_query",
+                "parse_metric", "Metric", "metric_by_name", "evaluate"],
+    "letor": ["read_letor", "write_letor", "read_scores", "write_scores"],
+    "data": ["Dataset", "load_mq2008", "query_folds", "query_rows", "subsample_queries"],
+}
+
+
+FAST_OWN = {"dcg", "ndcg", "mean_ndcg", "average_precision", "precision", "err", "reciprocal_rank", "auc", "pauc",
+            "rmse", "rmse_per_query", "metric_by_name", "evaluate"}  # the metric functions fast computes itself
+
+
+@pytest.mark.parametrize("module", sorted(NAMES_BEFORE_THE_SPLIT))
+def test_public_names_keep_their_import_paths(module):
+    reference = importlib.import_module(f"twinrank.reference.{module}")
+    fast = importlib.import_module(f"twinrank.fast.{module}")
+    for name in NAMES_BEFORE_THE_SPLIT[module]:
+        assert hasattr(reference, name) and hasattr(fast, name), name
+        if name not in FAST_OWN:  # data, not algorithm: the same object in both twins
+            assert getattr(fast, name) is getattr(reference, name), name
