@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import DataFormatError
 
-GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MAGIC = b"\x1f\x8b"
 _PAIR = np.dtype([("id", np.int64), ("value", np.float64)])
 _WHITESPACE_TO_NEWLINE = bytes.maketrans(b" \t\r\x0b\x0c", b"\n\n\n\n\n")  # what bytes.split() splits on
 
@@ -24,7 +24,7 @@ def open_bytes(path: str):
     """The file opened for binary reading, decompressed if it starts with gzip's magic bytes."""
     with open(path, "rb") as f:
         magic = f.read(2)
-    return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+    return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
 
 
 def parse_floats(path: str, numbers: np.ndarray, tokens: list, what: str) -> np.ndarray:
@@ -33,7 +33,7 @@ def parse_floats(path: str, numbers: np.ndarray, tokens: list, what: str) -> np.
         return _floats(tokens)
     except ValueError:
         for number, token in zip(numbers, tokens):
-            if not is_float(token):
+            if not _is_float(token):
                 text = token.decode(errors="replace")
                 raise DataFormatError(path, int(number), f"{what} '{text}' is not a number", text) from None
         raise DataFormatError(path, int(numbers[0]), f"cannot parse the {what}s of lines {numbers[0]}-{numbers[-1]}")
@@ -48,7 +48,7 @@ def _floats(tokens: list) -> np.ndarray:
     return np.loadtxt(io.BytesIO(b"\n".join(tokens)), dtype=np.float64, comments=None, ndmin=1)
 
 
-def is_float(token: bytes) -> bool:
+def _is_float(token: bytes) -> bool:
     try:
         _floats([token])
         return True
@@ -127,7 +127,7 @@ def _token_problem(token: bytes) -> str | None:
         return f"feature id '{id_part.decode(errors='replace')}' is not an integer (int64)"
     if not value:
         return "empty feature value"
-    if value != b"NULL" and not is_float(value):
+    if value != b"NULL" and not _is_float(value):
         return f"feature value '{value.decode(errors='replace')}' is not a number"
     return None
 
