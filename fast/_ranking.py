@@ -1,5 +1,10 @@
 """Per-query ranking kernels: a stable descending argsort into caller buffers.
 
+``argsort_descending`` (and ``argsort_descending_from``, which starts from an earlier
+order) sorts one query; ``ranked_rows`` (metrics: optional tie keys, serial or
+parallel) and ``rank_order_kernel`` (objectives) rank every query of a data set;
+``top_k`` is how many ranked slots a metric's cutoff keeps.
+
 Query-parallel drivers split the queries into fixed blocks of ``QUERIES_PER_BLOCK``
 (never a function of the thread count) and give each block its own scratch
 buffers, so a query is always handled by exactly one thread::
@@ -19,6 +24,12 @@ INSERTION_RUN = 16
 @njit(cache=True)
 def n_blocks(n_queries):
     return (n_queries + QUERIES_PER_BLOCK - 1) // QUERIES_PER_BLOCK
+
+
+@njit(cache=True)
+def top_k(k, n):
+    """Ranked slots inside the cutoff ``k`` of a query of ``n`` rows (``k = -1``: all of them)."""
+    return n if k < 0 else min(k, n)
 
 
 @njit(cache=True)
@@ -132,4 +143,49 @@ def rank_order_kernel(scores, query_offsets, order):
             lo, hi = query_offsets[q], query_offsets[q + 1]
             argsort_descending(scores[lo:hi], local[:hi - lo], scratch[:hi - lo])
             for t in range(hi - lo):
+                order[lo + t] = lo + local[t]
+
+
+@njit(parallel=True, cache=True)
+def ranked_rows(scores, tie_keys, use_keys, query_offsets, parallel):
+    """Row ids of every query by descending score; ties by descending ``tie_keys`` or input order.
+
+    # IN  scores (n_rows,) float64; tie_keys (n_rows,) int64, read only if use_keys
+    # OUT (n_rows,) int64 global row ids
+    """
+    n_queries = len(query_offsets) - 1
+    order = np.empty(len(scores), np.int64)
+    max_size = 0
+    for q in range(n_queries):
+        max_size = max(max_size, query_offsets[q + 1] - query_offsets[q])
+    if parallel:
+        for block in prange(n_blocks(n_queries)):
+            _rank_block(block, scores, tie_keys, use_keys, query_offsets, max_size, order)
+    else:
+        for block in range(n_blocks(n_queries)):
+            _rank_block(block, scores, tie_keys, use_keys, query_offsets, max_size, order)
+    return order
+
+
+@njit(cache=True)
+def _rank_block(block, scores, tie_keys, use_keys, query_offsets, max_size, order):
+    """Rank the queries of one block of ``QUERIES_PER_BLOCK`` with the block's own buffers."""
+    local = np.empty(max_size, np.int64)
+    scratch = np.empty(max_size, np.int64)
+    by_key = np.empty(max_size, np.int64)
+    keyed_scores = np.empty(max_size)
+    n_queries = len(query_offsets) - 1
+    for q in range(block * QUERIES_PER_BLOCK, min(n_queries, (block + 1) * QUERIES_PER_BLOCK)):
+        lo, hi = query_offsets[q], query_offsets[q + 1]
+        n = hi - lo
+        if use_keys:
+            argsort_descending(tie_keys[lo:hi], by_key[:n], scratch[:n])
+            for t in range(n):
+                keyed_scores[t] = scores[lo + by_key[t]]
+            argsort_descending(keyed_scores[:n], local[:n], scratch[:n])
+            for t in range(n):
+                order[lo + t] = lo + by_key[local[t]]
+        else:
+            argsort_descending(scores[lo:hi], local[:n], scratch[:n])
+            for t in range(n):
                 order[lo + t] = lo + local[t]

@@ -11,7 +11,9 @@ errors, never silently dropped.
 
 Also here: the bundled LETOR 4.0 MQ2008 data (:func:`load_mq2008`) and
 query-level folds and subsamples (:func:`query_folds`, :func:`subsample_queries`).
-Files are read and written by :mod:`twinrank.reference.letor`.
+Files are read and written by :mod:`twinrank.reference.letor`, which imports this
+module; MQ2008's files are read by the same private reader, ``_letor_reader``, which
+does not.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from importlib import resources
 
 import numpy as np
 
+from ._letor_reader import read_arrays
 from .errors import ParameterError
 from .sampling import make_rng, subsample
 
@@ -151,9 +154,9 @@ def load_mq2008(fold: int = 1) -> tuple[Dataset, Dataset, Dataset]:
     judged documents: 15,211 query-document pairs, 46 features (the
     query-level normalised "Querylevelnorm" version), relevance labels 0, 1, 2,
     5 to 121 documents per query; 220 queries have no relevant document. The
-    queries come in five parts S1..S5 (bundled verbatim, gzip); fold :math:`k`
-    trains on :math:`S_k, S_{k+1}, S_{k+2}`, validates on :math:`S_{k+3}` and
-    tests on :math:`S_{k+4}` (indices mod 5, 1-based), exactly as the LETOR
+    queries come in five parts S1..S5 (bundled verbatim, gzip); fold $k$
+    trains on $S_k, S_{k+1}, S_{k+2}$, validates on $S_{k+3}$ and
+    tests on $S_{k+4}$ (indices mod 5, 1-based), exactly as the LETOR
     distribution's ``Fold{k}/{train,vali,test}.txt``. Query ids and the comments
     (``docid = GX... inc = ... prob = ...``) are kept.
 
@@ -179,12 +182,10 @@ def load_mq2008(fold: int = 1) -> tuple[Dataset, Dataset, Dataset]:
 
 @functools.lru_cache(maxsize=5)
 def _mq2008_part(k: int) -> Dataset:
-    """MQ2008's part ``S{k}``, parsed once per process (callers copy it)."""
-    from .letor import read_letor  # letor imports Dataset from this module
-
+    """MQ2008's part ``S{k}``, parsed once per process (callers copy it), as ``letor.read_letor`` reads it."""
     source = resources.files(__package__) / "datasets" / "mq2008" / f"S{k}.txt.gz"
     with resources.as_file(source) as path:
-        return read_letor(path, n_features=MQ2008_N_FEATURES)
+        return Dataset(*read_arrays(path, n_features=MQ2008_N_FEATURES))
 
 
 def _concatenate(parts: list) -> Dataset:

@@ -1,0 +1,171 @@
+r"""Numba kernels of the graded metrics: DCG, NDCG, MeanNDCG and ERR, and the RMSE of scores.
+
+They weigh each ranked document by its label's value: a gain times the discount of its
+rank (DCG, NDCG, MeanNDCG) or ERR's stopping probability. The binary metrics (AP, P@k,
+RR, AUC, pAUC), which only ask whether a document is relevant, are in
+``_binary_kernels``; both follow one pattern.
+
+``_ranking.ranked_rows`` sorts the rows of every query into ranked order (stable merge
+sort, descending score; with tie keys, a first stable pass by descending key). Every
+metric kernel is then a loop over queries around a scalar per-query helper that walks
+``order[lo:hi]`` once, adding in rank order as the reference does, so no result depends
+on the thread count. No fastmath: the sums are short and must match the reference.
+
+Each driver runs its loop as a ``prange`` when ``parallel`` is true and as a plain loop
+otherwise: launching a parallel region costs more than evaluating a small validation
+set (the caller decides, see ``twinrank.fast.metrics.PARALLEL_MIN_ROWS``). The two loops
+call the same helper, so they give the same numbers.
+
+Shared arguments (of both kernel modules):
+
+    # IN  order (n_rows,) int64: row ids in ranked order, query by query (ranked_rows)
+    #     query_offsets (n_queries + 1,) int64
+    #     k: cutoff, an int >= 1, or -1 for the whole list
+    # OUT (n_queries,) float64, one value per query
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._ranking import top_k
+
+
+# ----------------------------------------------------------------------------- per query
+
+
+@njit(cache=True)
+def _dcg(gains, ranked, discounts, top):
+    """# IN gains (n_rows,); ranked (n,) row ids in rank order. Sum over the first ``top`` ranks."""
+    total = 0.0
+    for t in range(top):
+        total += gains[ranked[t]] * discounts[t]
+    return total
+
+
+@njit(cache=True)
+def _ndcg_query(gains, order, ideal, lo, hi, discounts, k, zero_beyond_n, no_relevant_value):
+    top = top_k(k, hi - lo)
+    best = _dcg(gains, ideal[lo:hi], discounts, top)
+    if zero_beyond_n and k > hi - lo:
+        return 0.0
+    if best > 0:
+        return _dcg(gains, order[lo:hi], discounts, top) / best
+    return no_relevant_value
+
+
+@njit(cache=True)
+def _mean_ndcg_query(gains, order, ideal, lo, hi, discounts, no_relevant_value):
+    """Mean over k = 1..n of the running DCG over the running ideal DCG."""
+    actual, best, total = 0.0, 0.0, 0.0
+    for t in range(hi - lo):
+        actual += gains[order[lo + t]] * discounts[t]
+        best += gains[ideal[lo + t]] * discounts[t]
+        total += actual / best if best > 0 else no_relevant_value
+    return total / (hi - lo) if hi > lo else no_relevant_value
+
+
+@njit(cache=True)
+def _err_query(grades, order, lo, hi, k):
+    reach, total = 1.0, 0.0
+    for t in range(top_k(k, hi - lo)):
+        stop = grades[order[lo + t]]
+        total += reach * stop / (t + 1)
+        reach *= 1.0 - stop
+    return total
+
+
+@njit(cache=True)
+def _rmse_query(y, scores, lo, hi):
+    total = 0.0
+    for i in range(lo, hi):
+        total += (scores[i] - y[i]) ** 2
+    return math.sqrt(total / max(hi - lo, 1))
+
+
+# ----------------------------------------------------------------------------- drivers
+
+
+@njit(parallel=True, cache=True)
+def dcg_kernel(gains, order, query_offsets, discounts, k, parallel):
+    """# IN gains (n_rows,) input order; discounts (max_size,) by 0-based rank."""
+    out = np.empty(len(query_offsets) - 1)
+    if parallel:
+        for q in prange(len(out)):
+            lo, hi = query_offsets[q], query_offsets[q + 1]
+            out[q] = _dcg(gains, order[lo:hi], discounts, top_k(k, hi - lo))
+    else:
+        for q in range(len(out)):
+            lo, hi = query_offsets[q], query_offsets[q + 1]
+            out[q] = _dcg(gains, order[lo:hi], discounts, top_k(k, hi - lo))
+    return out
+
+
+@njit(parallel=True, cache=True)
+def ndcg_kernel(gains, order, ideal, query_offsets, discounts, k, zero_beyond_n, no_relevant_value, parallel):
+    """# IN ideal (n_rows,) row ids by descending gain (ranked_rows of the gains)."""
+    out = np.empty(len(query_offsets) - 1)
+    if parallel:
+        for q in prange(len(out)):
+            out[q] = _ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts, k,
+                                 zero_beyond_n, no_relevant_value)
+    else:
+        for q in range(len(out)):
+            out[q] = _ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts, k,
+                                 zero_beyond_n, no_relevant_value)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def mean_ndcg_kernel(gains, order, ideal, query_offsets, discounts, no_relevant_value, parallel):
+    out = np.empty(len(query_offsets) - 1)
+    if parallel:
+        for q in prange(len(out)):
+            out[q] = _mean_ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts,
+                                      no_relevant_value)
+    else:
+        for q in range(len(out)):
+            out[q] = _mean_ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts,
+                                      no_relevant_value)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def err_kernel(grades, order, query_offsets, k, parallel):
+    """# IN grades (n_rows,) ERR's stopping probabilities R, input order."""
+    out = np.empty(len(query_offsets) - 1)
+    if parallel:
+        for q in prange(len(out)):
+            out[q] = _err_query(grades, order, query_offsets[q], query_offsets[q + 1], k)
+    else:
+        for q in range(len(out)):
+            out[q] = _err_query(grades, order, query_offsets[q], query_offsets[q + 1], k)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def squared_errors(y, scores, parallel):
+    """# OUT (n_rows,) (scores - y)^2."""
+    out = np.empty(len(y))
+    if parallel:
+        for i in prange(len(y)):
+            out[i] = (scores[i] - y[i]) ** 2
+    else:
+        for i in range(len(y)):
+            out[i] = (scores[i] - y[i]) ** 2
+    return out
+
+
+@njit(parallel=True, cache=True)
+def rmse_per_query_kernel(y, scores, query_offsets, parallel):
+    """# OUT (n_queries,) root mean squared error of each query, 0 for an empty query."""
+    out = np.empty(len(query_offsets) - 1)
+    if parallel:
+        for q in prange(len(out)):
+            out[q] = _rmse_query(y, scores, query_offsets[q], query_offsets[q + 1])
+    else:
+        for q in range(len(out)):
+            out[q] = _rmse_query(y, scores, query_offsets[q], query_offsets[q + 1])
+    return out
