@@ -39,8 +39,8 @@ NO_SPLIT = -1
 @njit(cache=True, nogil=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
-         n_threads, all_counts, all_counts_known, feature, bin_threshold, left, right, missing, value, gain,
-         count, hessian_sum):
+         n_threads, all_counts, all_counts_known, feature, bin_threshold, left, right, missing,
+         value, gain, count, hessian_sum):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;

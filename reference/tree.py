@@ -240,7 +240,8 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
 
 
 def tie_floor(best_gain: float, scale: float) -> float:
-    r"""The smallest gain tied with ``best_gain``: :math:`G^* - \epsilon S`, :math:`\epsilon` = ``GAIN_TIE_RTOL``.
+    r"""The smallest gain tied with ``best_gain``: :math:`G^* - \epsilon S`, :math:`\epsilon` the
+    constant ``GAIN_TIE_RTOL``.
 
     ``scale`` is :math:`S`, the size of the terms the gains are differences of
     (module docstring, **Ties**): sums of the same rows added in another order
