@@ -30,7 +30,7 @@ from twinrank.reference.binning import MISSING_BIN
 
 from ._histogram import N_SLOTS, build_into, constant_hessian
 from ._partition import PARTITION_BLOCK, partition
-from ._split import best_split, left_stats
+from ._split import best_split, left_stats, score
 
 NO_SPLIT = -1
 
@@ -38,14 +38,15 @@ NO_SPLIT = -1
 # nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
 @njit(cache=True, nogil=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
-         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, separate, n_threads,
-         all_counts, all_counts_known, feature, bin_threshold, left, right, missing, value, gain,
-         count, hessian_sum):
+         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
+         n_threads, all_counts, all_counts_known, feature, bin_threshold, left, right, missing,
+         value, gain, count, hessian_sum):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
     #     gradients, hessians (n_rows,); rows (m,) int32 row ids; n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
+    #     gain_rtol: twinrank.reference.tree.GAIN_TIE_RTOL (gains that close are ties);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
     #     is cut, never the result); all_counts (d, 256), all_counts_known (1,): the root's
     #     counts when every row is in the tree (``build_into``), kept from tree to tree
@@ -89,11 +90,12 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
                    gh, is_const, h0, n_threads, hist[slot[root]], np.bool_(False), all_counts,
                    all_counts_known)
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
-                  penalty, min_rows, min_hessian, l2, min_gain, separate, scans, best)
+                  penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, scans, best)
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
-        k = _best_leaf(n_nodes, best_feature[row], best_gain[row])
+        k = _best_leaf(n_nodes, best_feature[row], best_gain[row], g_sum, hessian_sum, l2,
+                       gain_rtol)
         if k < 0:
             break
         f, b, side = best_feature[row, k], best_bin[row, k], best_side[row, k]
@@ -145,8 +147,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
-                          feature_mask, penalty, min_rows, min_hessian, l2, min_gain, separate,
-                          scans, best)
+                          feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
+                          separate, scans, best)
     return n_nodes
 
 
@@ -202,20 +204,27 @@ def _may_split(k, depth, count, max_depth, min_rows):
 
 
 @njit(cache=True)
-def _best_leaf(n_nodes, best_feature, best_gain):
-    """The leaf of largest best gain (ties: lowest id), -1 if no leaf can be split."""
-    k, top = -1, -np.inf
+def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rtol):
+    """The leaf of largest best gain, -1 if no leaf can be split. Ties (the reference's rule):
+    gains ``>= top - gain_rtol * scale`` go to the lowest id, ``scale`` the largest
+    ``|gain| + score(G, H)`` of a leaf that can be split."""
+    top, scale = -np.inf, 0.0
     for node in range(n_nodes):
-        if best_feature[node] != NO_SPLIT and best_gain[node] > top:
-            k, top = node, best_gain[node]
-    return k
+        if best_feature[node] != NO_SPLIT:
+            top = max(top, best_gain[node])
+            scale = max(scale, abs(best_gain[node]) + score(g_sum[node], hessian_sum[node], l2))
+    floor = top - gain_rtol * scale  # reference.tree.tie_floor
+    for node in range(n_nodes):
+        if best_feature[node] != NO_SPLIT and best_gain[node] >= floor:
+            return node
+    return -1
 
 
 @njit(cache=True)
 def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
-              min_rows, min_hessian, l2, min_gain, separate, scans, best):
+              min_rows, min_hessian, l2, min_gain, gain_rtol, separate, scans, best):
     """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
-    ``min_gain``; free its histogram if neither does."""
+    ``min_gain`` (``best_split``); free its histogram if neither does."""
     gains, bins, sides = scans
     best_gain, best_feature, best_bin, best_side = best
     for row in range(2):
@@ -225,8 +234,8 @@ def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feat
             break
         f = best_split(hist[slot[k]], g_sum[k], hessian_sum[k], np.float64(count[k]), n_bins,
                        feature_mask[k], penalty, min_rows, min_hessian, l2, separate and row == 0,
-                       gains, bins, sides)
-        if f >= 0 and gains[f] > min_gain:
+                       min_gain, gain_rtol, gains, bins, sides)
+        if f >= 0:
             best_gain[row, k], best_feature[row, k] = gains[f], f
             best_bin[row, k], best_side[row, k] = bins[f], sides[f]
     if best_feature[0, k] == NO_SPLIT and best_feature[1, k] == NO_SPLIT:

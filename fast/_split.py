@@ -1,11 +1,19 @@
 r"""Split-finding kernels of the fast tree grower.
 
 One thread scans each allowed feature's histogram left to right (a running sum
-over value bins, O(n_bins)), keeping its first best candidate; then a serial
-pass over features, in feature order with a strict ``>``, picks the node's split.
-That is exactly the first maximum of the reference's ``np.argmax`` over
-(feature, bin, side), whatever the thread count. Side 0: missing rows right, 1:
-missing rows left, 2: missing rows in a third child (``missing_split="separate"``).
+over value bins, O(n_bins)), keeping its best gain; then, on the calling thread,
+the tie rule of `twinrank.reference.tree` (its **Ties**)::
+
+    scan features    prange       gains[f] = best gain of feature f            O(d * n_bins)
+    G* = max gains   serial       exact: a max does not depend on the order    O(d)
+    floor            G* - rtol * (|G*| + parent score)  (reference.tree.tie_floor)
+    f = first feature with gains[f] >= floor                                    O(d)
+    rescan f         serial       first (bin, side) of gain >= floor             O(n_bins)
+
+The choice is the reference's first tied candidate in the order (feature, bin,
+side), whatever the thread count; the twins' gains may differ in the last bits,
+far less than the tolerance. Side 0: missing rows right, 1: missing rows left,
+2: missing rows in a third child (``missing_split="separate"``).
 
 Gains follow Chen & Guestrin 2016, Eq. 7 (without 1/2), minus the cost penalty;
 the arithmetic is written in the reference's order and never uses fastmath.
@@ -38,8 +46,9 @@ def _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_
 
 @njit(cache=True)
 def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2,
-                 three_way):
-    """First best ``(gain, bin, side)`` of one feature. O(n_bins).
+                 three_way, floor):
+    """The first candidate ``(gain, bin, side)`` of one feature whose gain is ``>= floor``, else its
+    first best; ``floor=None``: the first best (compiled apart: no test in the loop). O(n_bins).
 
     With ``three_way`` and missing rows that can make a child (``min_rows``,
     ``min_hessian``): the three-way candidates of bins ``0 .. n_bins - 2`` (side 2).
@@ -50,7 +59,7 @@ def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_he
     g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
     if three_way and c_miss > 0 and c_miss >= min_rows and h_miss >= min_hessian:
         return _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows,
-                               min_hessian, l2)
+                               min_hessian, l2, floor)
     best, best_bin, best_side = -np.inf, -1, 0
     g_left = h_left = c_left = 0.0
     for b in range(n_bins):
@@ -63,17 +72,24 @@ def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_he
                          min_hessian, l2)
             if gain > best:
                 best, best_bin, best_side = gain, b, 0
+                if floor is not None:  # compiled out of the first pass (floor=None)
+                    if best >= floor:
+                        break
         if not last and c_miss > 0:
             gain = _gain(g_left + g_miss, h_left + h_miss, c_left + c_miss, g, h, c, parent_score,
                          penalty, min_rows, min_hessian, l2)
             if gain > best:
                 best, best_bin, best_side = gain, b, 1
+                if floor is not None:  # compiled out of the first pass (floor=None)
+                    if best >= floor:
+                        break
     return best, best_bin, best_side
 
 
 @njit(cache=True)
-def _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2):
-    """First best ``(gain, bin, 2)`` over the three-way candidates ``b = 0 .. n_bins - 2``: the
+def _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2,
+                    floor):
+    """``scan_feature`` over the three-way candidates ``b = 0 .. n_bins - 2`` (side 2): the
     non-missing rows right of ``b`` are the parent's minus the left's minus the missing ones."""
     g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
     best, best_bin = -np.inf, -1
@@ -90,19 +106,24 @@ def _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min
                 - parent_score - penalty)
         if gain > best:
             best, best_bin = gain, b
+            if floor is not None:
+                if best >= floor:
+                    break
     return best, best_bin, 2
 
 
 @njit(cache=True)
 def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l2, three_way,
-               gains, bins, sides):
-    """The feature of the node's best candidate, -1 if none is valid (its gain, bin, side: in the
-    buffers).
+               min_gain, rtol, gains, bins, sides):
+    """The feature of the node's best split, -1 if no valid candidate's gain beats ``min_gain``
+    (its gain, bin, side: in the buffers at that feature).
 
-    Scans in parallel over features from ``PARALLEL_FEATURES`` features on.
+    Scans in parallel over features from ``PARALLEL_FEATURES`` features on, then
+    applies the tie rule (module docstring) on the calling thread.
 
     # IN  hist (d, 256, 3); n_bins (d,); allowed (d,) bool; penalty (d,); three_way: separate
-    #     mode's three-way candidates where a feature's missing rows can make a child
+    #     mode's three-way candidates where a feature's missing rows can make a child;
+    #     rtol: twinrank.reference.tree.GAIN_TIE_RTOL
     # BUF gains (d,) float64, bins (d,) int64, sides (d,) int64: per-feature bests
     """
     parent_score = score(g, h, l2)
@@ -114,11 +135,20 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     else:
         _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
                        min_hessian, l2, three_way, gains, bins, sides)
-    best, best_feature = -np.inf, -1
+    best = -np.inf
     for f in range(n_features):
-        if gains[f] > best:
-            best, best_feature = gains[f], f
-    return best_feature
+        best = max(best, gains[f])
+    scale = abs(best) + parent_score
+    if best == -np.inf or not best > min_gain + rtol * scale:
+        return -1
+    floor = best - rtol * scale  # reference.tree.tie_floor
+    for f in range(n_features):
+        if gains[f] >= floor:  # the first feature with a tied candidate: its first one
+            gains[f], bins[f], sides[f] = scan_feature(
+                hist[f], n_bins[f], g, h, c, parent_score, penalty[f], min_rows, min_hessian, l2,
+                three_way, floor)
+            return f
+    return -1
 
 
 @njit(parallel=True, cache=True)
@@ -135,7 +165,8 @@ def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_
     gains[f], bins[f], sides[f] = -np.inf, -1, 0
     if allowed[f]:
         gains[f], bins[f], sides[f] = scan_feature(hist[f], n_bins[f], g, h, c, parent_score,
-                                                   penalty[f], min_rows, min_hessian, l2, three_way)
+                                                   penalty[f], min_rows, min_hessian, l2, three_way,
+                                                   None)
 
 
 @njit(cache=True)

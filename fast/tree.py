@@ -5,8 +5,10 @@ buffer instead of per-node row arrays, the smaller child's histogram built in
 parallel over features and the larger one by subtraction from the parent,
 split scans in parallel over features with a reduction in feature order. On
 exactly representable gradients (e.g. multiples of 2**-8) the trees are
-identical to the reference's, on any number of threads; otherwise sums are
-taken in a different order and may differ in the last bits.
+identical to the reference's, on any number of threads. Otherwise the sums are
+taken in a different order and gains and leaf values differ in the last bits,
+but the splits are the same: gains that close are ties (``GAIN_TIE_RTOL``), and
+both twins resolve them by one rule (`twinrank.reference.tree`, **Ties**).
 """
 from __future__ import annotations
 
@@ -16,14 +18,16 @@ import numpy as np
 from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.model import LEAF, Tree
 from twinrank.reference.params import TreeParams
-from twinrank.reference.tree import COUNT, G, H, N_SLOTS, Split, _checked_inputs, _split_threshold
+from twinrank.reference.tree import (COUNT, GAIN_TIE_RTOL, G, H, N_SLOTS, Split, _checked_inputs,
+                                     _split_threshold, tie_floor)
 
 from ._grower import grow
 from ._layout import bin_layouts, root_counts
 from ._histogram import build_into, constant_hessian
 from ._split import best_split, left_stats
 
-__all__ = ["grow_tree", "build_histogram", "find_best_split", "Split", "N_SLOTS", "G", "H", "COUNT"]
+__all__ = ["grow_tree", "build_histogram", "find_best_split", "tie_floor", "Split", "GAIN_TIE_RTOL",
+           "N_SLOTS", "G", "H", "COUNT"]
 
 _NO_DEPTH_LIMIT = 2**62
 
@@ -46,7 +50,8 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
         np.ascontiguousarray(job.feature_mask), job.penalty, params.max_leaves,
         _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
-        float(params.min_gain_to_split), params.missing_split == "separate", numba.get_num_threads(),
+        float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
+        numba.get_num_threads(),
         *root_counts(job.binned), *nodes.values())
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
@@ -110,8 +115,9 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     f = best_split(hist, g, h, c, np.asarray(n_bins, dtype=np.int64),
                    np.asarray(allowed, dtype=bool), np.asarray(penalty, dtype=np.float64),
                    min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
-                   params.missing_split == "separate" and not two_way, gains, bins, sides)
-    if f < 0 or not gains[f] > params.min_gain_to_split:
+                   params.missing_split == "separate" and not two_way,
+                   float(params.min_gain_to_split), GAIN_TIE_RTOL, gains, bins, sides)
+    if f < 0:
         return None
     if sides[f] == 2:
         return Split(float(gains[f]), int(f), int(bins[f]), False, True)

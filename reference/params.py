@@ -36,7 +36,8 @@ class TreeParams:
     lambda_l2 : float
         L2 penalty on leaf values: :math:`v = -G / (H + \lambda)`.
     min_gain_to_split : float
-        A split is made only if its gain is strictly larger than this.
+        A split is made only if its gain is strictly larger than this, and not tied with it
+        (``tree.GAIN_TIE_RTOL``: a gain that is zero up to rounding does not beat 0).
     cost_lambda : float
         Weight of the feature-cost penalty: a split on feature ``f`` scores
         :math:`\mathrm{gain} - \lambda_c\,c_f`.

@@ -50,15 +50,29 @@ without missing rows splits exactly as in ``"learn"`` mode.
 
 A candidate is valid iff its left and right children have ``count >= params.min_rows_in_leaf(len(rows))``
 and ``H >= params.min_hessian_in_leaf`` (a three-way candidate's missing child
-always does); features masked out at the node are skipped. The best split of a
-node is the valid candidate of largest gain; ties go to the first in the order
-(feature ascending, bin ascending, missing right before missing left). A node is
-split only if that gain is ``> params.min_gain_to_split``, its depth is
-``< params.max_depth`` (the root has depth 0) and the tree has fewer than
-``params.max_leaves`` leaves.
+always does); features masked out at the node are skipped.
 
-Growth is leaf-wise: repeatedly split the leaf of largest best gain (ties: the
-lowest node id); its children get the ids ``n_nodes`` (left), ``n_nodes + 1``
+**Ties.** Gains equal in real arithmetic are common on real data (two features,
+or a feature and a coarser copy of it, that cut a node's rows into the same two
+sets), but the sums behind them, taken in another order (the fast twin's
+parallel histograms; a child's statistics as parent minus sibling), differ in
+the last bits. So gains are compared with a relative tolerance :math:`\epsilon`
+= ``GAIN_TIE_RTOL``: with :math:`G^*` the largest gain of the node's valid
+candidates and :math:`S = |G^*| + G^2 / (H + \lambda_2)` (the size of the terms a
+gain is a difference of), every candidate of gain :math:`\ge G^* - \epsilon S`
+ties with the best, and the node's best split is the first tied candidate in
+the order (feature ascending, bin ascending, missing right before missing left),
+with its own gain. A node is split only if
+:math:`G^* > \mathrm{min\_gain\_to\_split} + \epsilon S` (a gain tied with
+``params.min_gain_to_split`` does not beat it: no split is made on a gain that
+is zero up to rounding), its depth is ``< params.max_depth`` (the root has
+depth 0) and the tree has fewer than ``params.max_leaves`` leaves.
+
+Growth is leaf-wise: repeatedly split the leaf of largest best gain, ties by the
+same rule going to the lowest node id (:math:`G^*` is then the largest best gain
+of the leaves that can be split and :math:`S` the largest
+:math:`|\mathrm{gain}| + G^2 / (H + \lambda_2)` of one of them); its children get
+the ids ``n_nodes`` (left), ``n_nodes + 1``
 (right) and, for a three-way split, ``n_nodes + 2`` (missing) at that moment, so
 node ids are in creation order, which is the order of the rows of
 ``feature_mask``. A three-way split adds two leaves, so when the tree has
@@ -81,6 +95,13 @@ from .params import TreeParams
 
 N_SLOTS = MISSING_BIN + 1  # histogram slots per feature: value bins 0..254, then the missing bin
 G, H, COUNT = 0, 1, 2  # the three statistics of a histogram slot
+
+# Two gains are tied when they differ by at most GAIN_TIE_RTOL * (|best gain| + parent score).
+# Rounding: a float64 sum of n terms taken in another order moves by ~1e-16 * sqrt(n) of the
+# sum of their magnitudes (MQ2008's exact ties came out 5e-15 apart, relatively); gains that
+# differ by less than 1e-10 are not told apart by any data either. Both twins read this one
+# constant (the fast twin passes it to its kernels as an argument).
+GAIN_TIE_RTOL = 1e-10
 
 
 def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
@@ -113,10 +134,10 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     n_leaves = 1
     while n_leaves < params.max_leaves:
         last = int(n_leaves == params.max_leaves - 1)  # the last split adds one leaf: two-way only
-        ready = [(splits[last].gain, k) for k, splits in best.items() if splits[last] is not None]
+        ready = {k: splits[last] for k, splits in best.items() if splits[last] is not None}
         if not ready:
             break
-        _, k = min(ready, key=lambda gain_id: (-gain_id[0], gain_id[1]))  # largest gain, lowest id
+        k = _best_leaf(ready, nodes, params.lambda_l2)
         split, parent = best.pop(k)[last], nodes[k]
         parts = _partition(job, parent.rows, split)
         parent.split, parent.rows = split, None
@@ -179,10 +200,11 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     Notes
     -----
     All candidates are scored at once: a cumulative sum over the value bins gives
-    the left statistics of every threshold; ``np.argmax`` picks the first best in
-    the order (feature, bin, side), side 0 = missing right, 1 = missing left,
-    2 = missing child (a feature has candidates of sides 0-1 or of side 2, never
-    both). O(n_features * 256).
+    the left statistics of every threshold; ``np.argmax`` of ``gain >= tie_floor(...)``
+    picks the first tied candidate (module docstring, **Ties**) in the order
+    (feature, bin, side), side 0 = missing right, 1 = missing left, 2 = missing
+    child (a feature has candidates of sides 0-1 or of side 2, never both).
+    O(n_features * 256).
     """
     l2 = params.lambda_l2
     missing = hist[:, MISSING_BIN]  # (n_features, 3)
@@ -202,9 +224,11 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
              & (left[..., H] >= params.min_hessian_in_leaf)
              & (right[..., H] >= params.min_hessian_in_leaf))  # (n_features, 255, 3)
     gain = np.where(valid, gain, -np.inf)
-    k = int(np.argmax(gain))
-    if not gain.flat[k] > params.min_gain_to_split:
+    best = gain.max()
+    scale = abs(best) + float(_score(totals, l2))
+    if best == -np.inf or not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale:
         return None
+    k = int(np.argmax(gain >= tie_floor(best, scale)))  # the first tied candidate in the order
     f, b, side = np.unravel_index(k, gain.shape)
     if side == 2:
         return Split(float(gain.flat[k]), int(f), int(b), False, True)
@@ -213,6 +237,27 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     else:
         missing_left = left[f, b, side, COUNT] >= right[f, b, side, COUNT]
     return Split(float(gain.flat[k]), int(f), int(b), bool(missing_left))
+
+
+def tie_floor(best_gain: float, scale: float) -> float:
+    r"""The smallest gain tied with ``best_gain``: :math:`G^* - \epsilon S`, :math:`\epsilon` the
+    constant ``GAIN_TIE_RTOL``.
+
+    ``scale`` is :math:`S`, the size of the terms the gains are differences of
+    (module docstring, **Ties**): sums of the same rows added in another order
+    differ in the last bits, so gains equal in real arithmetic are equal only up
+    to a rounding error in proportion to it.
+    """
+    return best_gain - GAIN_TIE_RTOL * scale
+
+
+def _best_leaf(ready: dict, nodes: list, l2: float) -> int:
+    """The leaf to split next: of the leaves ``ready`` (id -> Split) whose gain ties the largest,
+    the lowest id; the scale is the largest ``|gain| + G^2 / (H + l2)`` of a ready leaf."""
+    gains = {k: split.gain for k, split in ready.items()}
+    best = max(gains.values())
+    scale = max(abs(gain) + float(_score(nodes[k].totals, l2)) for k, gain in gains.items())
+    return min(k for k, gain in gains.items() if gain >= tie_floor(best, scale))
 
 
 def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray, separate: np.ndarray) -> np.ndarray:

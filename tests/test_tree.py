@@ -311,6 +311,95 @@ def test_feature_cost_steers_the_root_split_to_a_free_feature(twin):
     assert tree.feature[0] == 1
 
 
+# ---------------------------------------------------------------- ties on purpose
+
+COPIES = {  # columns that cut the rows only in ways x already does: their gains tie with x's
+    "copy": lambda x: x,
+    "coarser": lambda x: np.floor(x / 2),  # nested: each of its cuts is one of x's
+    "monotone": lambda x: 3 * x + 1,
+}
+
+
+@st.composite
+def tied_feature_jobs(draw):
+    """Base columns of few values (and NaNs) plus copies of them that tie (``COPIES``), and
+    gradients that are NOT exactly representable: tied gains then differ in the last bits,
+    by summation order, as on real data. Gradients drawn from a few values stand for tied
+    scores; zero gradients for one-document queries (their lambdas are 0)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n_rows, n_base = draw(st.integers(2, 300)), draw(st.integers(1, 3))
+    base = rng.integers(0, draw(st.integers(2, 12)), (n_rows, n_base)).astype(np.float32)
+    base[rng.random(base.shape) < draw(st.sampled_from([0.0, 0.2]))] = np.nan
+    kinds = draw(st.lists(st.sampled_from(sorted(COPIES)), min_size=1, max_size=4))
+    copies = np.column_stack([COPIES[kind](base[:, rng.integers(n_base)]) for kind in kinds])
+    g = rng.standard_normal(n_rows)  # (n_rows,)
+    gradients = draw(st.sampled_from(["real", "tied scores", "one-document queries"]))
+    if gradients == "tied scores":
+        g = rng.choice(rng.standard_normal(3), n_rows)
+    elif gradients == "one-document queries":
+        g[rng.random(n_rows) < 0.5] = 0.0
+    h = np.ones(n_rows) if draw(st.booleans()) else rng.uniform(0.1, 1.0, n_rows)
+    rows = np.sort(rng.integers(0, n_rows, n_rows)) if draw(st.booleans()) else None
+    params = TreeParams(
+        max_leaves=draw(st.integers(2, 12)),
+        min_samples_leaf=draw(st.sampled_from([1, 2, 5])),
+        lambda_l2=draw(st.sampled_from([0.0, 1.0])),
+        min_gain_to_split=draw(st.sampled_from([0.0, 0.01])),
+        missing_split=draw(st.sampled_from(["learn", "separate"])),
+    )
+    return base, copies.astype(np.float32), g, h, rows, params
+
+
+def grow_on(twin, X, g, h, rows, params):
+    thresholds = ref_binning.bin_thresholds(X, 255)  # few values: one bin each
+    return twin.grow_tree(binned_for(twin, X, thresholds), g.copy(), h.copy(), thresholds, params,
+                          rows=None if rows is None else rows.copy())
+
+
+def same_splits(a, b):
+    for name in ("feature", "bin_threshold", "left", "right", "missing", "count"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.gain, b.gain, rtol=1e-9, atol=1e-12)
+
+
+@given(job=tied_feature_jobs(), order_seed=st.integers(0, 2**16))
+def test_twins_pick_the_same_split_among_copied_and_nested_features(job, order_seed):
+    """Copies shuffled among the base columns, so a copy may come first; tied gains that
+    differ in the last bits must be resolved by the tie rule, the same way in both twins."""
+    base, copies, g, h, rows, params = job
+    X = np.hstack([base, copies])
+    X = X[:, np.random.default_rng(order_seed).permutation(X.shape[1])]
+    same_splits(grow_on(ref, X, g, h, rows, params), grow_on(fast, X, g, h, rows, params))
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=TWIN_IDS)
+@given(job=tied_feature_jobs())
+def test_columns_that_cut_no_new_way_after_the_others_change_nothing(twin, job):
+    """Appended copies (exact, coarser, monotone) only tie with an earlier column, and ties go
+    to the lowest feature: the tree is the one grown without them."""
+    base, copies, g, h, rows, params = job
+    same_splits(grow_on(twin, np.hstack([base, copies]), g, h, rows, params),
+                grow_on(twin, base, g, h, rows, params))
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=TWIN_IDS)
+def test_tie_rule_by_hand(twin):
+    """x0 = [0, 1, 2, 3], x1 = 2 * x0 and x2 = x0 // 2 all have the cut {x0 <= 1}, the best, of gain
+    0.6**2/2 + 0.6**2/2 - 0 = 0.36 with g = 0.1 * [-3, -3, 1, 5], h = 1. 0.1 is inexact, so the
+    three gains may differ in the last bits; the lowest feature must win."""
+    x0 = np.array([0, 1, 2, 3], dtype=np.float32)
+    X = np.column_stack([x0, 2 * x0, np.floor(x0 / 2)])
+    g, h = 0.1 * np.array([-3.0, -3.0, 1.0, 5.0]), np.ones(4)
+    thresholds = ref_binning.bin_thresholds(X)
+    tree = twin.grow_tree(binned_for(twin, X, thresholds), g, h, thresholds,
+                          TreeParams(max_leaves=2, min_samples_leaf=1))
+    assert (tree.feature[0], tree.bin_threshold[0]) == (0, 1)  # x0 <= 1.5: the cut of x2 too
+    assert tree.gain[0] == pytest.approx(0.6**2 / 2 + 0.6**2 / 2 - 0.0)
+    assert twin.tie_floor(10.0, 2.0) == 10.0 - twin.GAIN_TIE_RTOL * 2.0
+
+
 # ---------------------------------------------------------------- threads and sizes
 
 def test_parallel_paths_identical_to_reference_and_independent_of_thread_count():

@@ -27,6 +27,26 @@ difference = np.abs(fast.predict(valid) - reference.predict(valid)).max()
 print(f"validation scores: largest difference {difference:.1e}")
 # --8<-- [end:twins]
 
+# --8<-- [start:real]
+from twinrank.fast.gbrt import GBRT as FastGBRT
+from twinrank.reference.gbrt import GBRT as ReferenceGBRT
+
+train, valid, test = load_mq2008(fold=1)
+cases = {
+    "LambdaMART": (ReferenceLambdaMART, FastLambdaMART, dict(n_trees=30, max_leaves=15, seed=1)),
+    "GBRT, half the queries per tree": (ReferenceGBRT, FastGBRT, dict(
+        n_trees=10, max_leaves=15, subsample=0.5, subsample_by="queries", seed=1)),
+}
+for name, (reference_class, fast_class, params) in cases.items():
+    reference = reference_class(**params).fit(train)
+    fast = fast_class(**params).fit(train)
+    same = all(np.array_equal(getattr(a, s), getattr(b, s))
+               for a, b in zip(fast.model_.trees, reference.model_.trees) for s in structure)
+    difference = np.abs(fast.predict(test) - reference.predict(test)).max()
+    print(f"{name}: {fast.model_.n_trees} trees, same splits: {same}, "
+          f"test scores: largest difference {difference:.1e}")
+# --8<-- [end:real]
+
 
 # --8<-- [start:layers]
 import ast
@@ -38,6 +58,8 @@ LAYERS = [  # (stage, test file, test): the twins compared stage by stage
     ("histograms", "test_tree.py",
      "test_histograms_identical_in_both_twins_and_to_naive_sums"),
     ("split choice", "test_tree.py", "test_best_split_matches_a_naive_split_finder"),
+    ("split ties", "test_tree.py",
+     "test_twins_pick_the_same_split_among_copied_and_nested_features"),
     ("one tree", "test_tree.py", "test_trees_identical_in_both_twins"),
     ("lambdas", "test_objectives.py", "test_lambdarank_twins_agree"),
     ("ensemble scores", "test_predict.py",
@@ -47,6 +69,7 @@ LAYERS = [  # (stage, test file, test): the twins compared stage by stage
      "test_cross_feeding_each_twin_scores_the_others_model"),
     ("thread count", "test_lambdamart.py",
      "test_same_seed_same_model_on_any_thread_count"),
+    ("real data", "test_agreement_real.py", "test_twins_grow_the_same_trees_on_mq2008"),
 ]
 tests_by_file = {}
 for stage, file, test in LAYERS:
