@@ -12,7 +12,7 @@ import sys
 
 from twinrank.reference.errors import TwinrankError
 
-COMMANDS = ["train", "predict", "evaluate", "demo"]
+COMMANDS = ["train", "predict", "evaluate", "verify", "demo"]
 
 
 def engine_module(engine: str, name: str):
