@@ -65,6 +65,7 @@ class Result:
     inputs: str = ""
     seconds: dict = field(default_factory=dict)
     allowed_abs_diff: float = 0.0
+    diagnosis: str = ""  # a known cause of a disagreement (e.g. a near-tie of two splits)
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -78,7 +79,8 @@ class Result:
         verdict = "pass" if self.passed else "FAIL"
         text = (f"{self.component:<{width}} {_number(self.max_abs_diff):>9} {_number(self.max_rel_diff):>9}"
                 f"  {_describe(self):<34} {verdict}")
-        return text + (f"  ({self.detail})" if self.detail else "")
+        detail = "; ".join(x for x in (self.detail, self.diagnosis) if x)
+        return text + (f"  ({detail})" if detail else "")
 
 
 def _number(x) -> str:
@@ -106,7 +108,9 @@ def compare(reference: dict, fast: dict, tolerance: Tolerance) -> Comparison:
         max_abs, max_rel, allowed = max(max_abs, part[0]), max(max_rel, part[1]), max(allowed, part[3])
         if part[2]:
             problems.append(part[2])
-    return Comparison(not problems, max_abs, max_rel, n, "; ".join(problems[:2]), allowed)
+    as_float = lambda x: None if x is None else float(x)  # noqa: E731
+    return Comparison(not problems, as_float(max_abs), as_float(max_rel), n, "; ".join(problems[:2]),
+                      float(allowed))
 
 
 def _compare_part(name: str, r: np.ndarray, f: np.ndarray, tolerance: Tolerance):
@@ -141,8 +145,12 @@ def _first_difference(name, r, f, over=None, finite=None) -> str:
         i, count = int(np.flatnonzero(unequal)[0]), int(unequal.sum())
     at = np.unravel_index(i, r.shape) if r.ndim > 1 else (i,)
     where = ", ".join(map(str, at))
-    return (f"{name}[{where}]: reference {r.ravel()[i]!r}, fast {f.ravel()[i]!r}"
+    return (f"{name}[{where}]: reference {_plain(r.ravel()[i])!r}, fast {_plain(f.ravel()[i])!r}"
             f" ({count} of {r.size} values differ)")
+
+
+def _plain(x):
+    return x.item() if isinstance(x, np.generic) else x
 
 
 def _isnan(a: np.ndarray) -> np.ndarray:
@@ -151,13 +159,18 @@ def _isnan(a: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------- running a row
 
-def _run_both(call_twin: Callable[[str], object], outputs: Callable, tolerance: Tolerance):
-    """Run ``call_twin("reference")`` and ``call_twin("fast")``; compare; (Comparison, seconds)."""
+def _run_both(call_twin: Callable[[str], object], outputs: Callable, tolerance: Tolerance, raw=None):
+    """Run ``call_twin("reference")`` and ``call_twin("fast")``; compare; (Comparison, seconds).
+
+    ``raw``, a dict, receives each twin's result as returned.
+    """
     results, errors, seconds = {}, {}, {}
+    raw = {} if raw is None else raw
     for twin in TWINS:
         start = time.perf_counter()
         try:
-            results[twin] = outputs(call_twin(twin))
+            raw[twin] = call_twin(twin)
+            results[twin] = outputs(raw[twin])
         except Exception as e:  # noqa: BLE001 -- a twin's error is part of the verdict
             errors[twin] = e
         seconds[twin] = round(time.perf_counter() - start, 3)
@@ -193,12 +206,16 @@ def check_twin(row: Twin | str, data, *, seed: int = 0, tolerance=None, outputs=
         comparison, seconds, note = Comparison(False, None, None, 0,
                                                f"inputs not built: {type(e).__name__}: {e}"), {}, ""
     else:
+        raw = {}
         comparison, seconds = _run_both(lambda twin: row.call(row.resolve(twin), inputs.copy()),
-                                        outputs or row.outputs, tol)
+                                        outputs or row.outputs, tol, raw)
         note = inputs.note
+    diagnosis = ""
+    if not comparison.passed and row.diagnose is not None and len(raw) == 2:
+        diagnosis = row.diagnose(inputs, raw["reference"], raw["fast"])
     return Result(row.name, row.layer, row.module, row.function, comparison.passed, comparison.max_abs_diff,
                   comparison.max_rel_diff, tol.to_dict(), name, comparison.n_values,
-                  comparison.detail, note, seconds, comparison.allowed_abs_diff)
+                  comparison.detail, note, seconds, comparison.allowed_abs_diff, diagnosis)
 
 
 def run_registry(data, *, seed: int = 0, components=None, progress: Callable | None = None) -> list:
@@ -278,7 +295,7 @@ def assert_twins_agree(component, *inputs, tolerance=None, seed: int = 0, output
     if not result.passed:
         raise AssertionError(f"twins disagree on {result.component}: {result.detail} "
                              f"(max abs diff {_number(result.max_abs_diff)}, tolerance "
-                             f"{_describe(result)})")
+                             f"{_describe(result)})" + (f"; {result.diagnosis}" if result.diagnosis else ""))
     return result
 
 

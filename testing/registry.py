@@ -61,8 +61,8 @@ class Tolerance:
     def bound(self, reference: np.ndarray) -> np.ndarray:
         """The allowed absolute difference at each element of ``reference`` (float64)."""
         reference = np.abs(np.asarray(reference, dtype=np.float64))
-        finite = reference[np.isfinite(reference)]
-        atol = self.atol * (1.0 + finite.max(initial=0.0)) if self.scaled else self.atol
+        reference = np.where(np.isfinite(reference), reference, 0.0)  # NaN and inf are compared apart
+        atol = self.atol * (1.0 + reference.max(initial=0.0)) if self.scaled else self.atol
         return atol + self.rtol * reference
 
     def describe(self) -> str:
@@ -127,6 +127,8 @@ class Twin:
     outputs : the result as named arrays (``dict[str, ndarray]``)
     call : ``(function, inputs) -> result``; default ``function(*args, **kwargs)``
     summary : one line on what is compared
+    diagnose : ``(inputs, reference_result, fast_result) -> str``, called when the twins
+        disagree: a known cause of the disagreement, or ``""``
     """
 
     name: str
@@ -138,6 +140,7 @@ class Twin:
     outputs: Callable[[Any], dict] = _as_parts
     call: Callable[[Any, Inputs], Any] = _call
     summary: str = ""
+    diagnose: Callable[[Inputs, Any, Any], str] | None = None
 
     def __post_init__(self):
         if self.tolerance not in TOLERANCES:
@@ -199,6 +202,12 @@ def _tree_params(**options):
 def _min_rows(n_rows: int) -> int:
     """A leaf size that keeps trees small on big data and still splits tiny data."""
     return int(np.clip(n_rows // 200, 1, 20))
+
+
+def _model_leaf(n_rows: int) -> int:
+    """Estimators' leaf size: 10 to 20 rows, as the estimator agreement tests use (fewer
+    near-ties between splits that cut a node into the same rows)."""
+    return int(np.clip(n_rows // 100, 10, 20))
 
 
 def train_test(data, rng, test_fraction=0.25):
@@ -454,6 +463,103 @@ def _fit_and_score(estimator_class, inputs: Inputs):
     return estimator.predict(test), estimator.model_
 
 
+NOISE = 1e-9  # a gain below NOISE * (1 + the tree's largest gain) is zero in exact arithmetic
+
+
+def split_tie(inputs: Inputs, reference, fast) -> str:
+    r"""Why two fitted models differ, when the first difference is a near-tie; else ``""``.
+
+    Walks the trees of both models in order to the first node (in creation order) that
+    differs, follows the reference tree's path to it with the training rows, and
+    reports a tie when both twins split it into the same groups of rows (the same
+    partition, maybe mirrored, by other features or bins: equal gains in exact
+    arithmetic, rounded differently by each twin's summation order), or when the
+    split one twin made has a gain that is zero up to rounding (``NOISE``).
+    """
+    train = inputs.args[0]
+    for t, (a, b) in enumerate(zip(_trees_of(reference[1]), _trees_of(fast[1]))):
+        k = _first_different_node(a, b)
+        if k is None:
+            continue
+        scale = 1.0 + max(np.abs(a.gain).max(initial=0.0), np.abs(b.gain).max(initial=0.0))
+        rows = _rows_reaching(a, train.X, k)  # (n_node_rows,) training rows of node k
+        split_a, split_b = (k < tree.n_nodes and tree.left[k] != LEAF_ID for tree in (a, b))
+        if split_a and split_b and _same_partition(a, b, k, train.X[rows]):
+            return (f"a near-tie: tree {t} node {k}, feature {a.feature[k]} bin {a.bin_threshold[k]} (reference) "
+                    f"and feature {b.feature[k]} bin {b.bin_threshold[k]} (fast) cut its {len(rows)} training rows "
+                    f"the same way; gains {float(a.gain[k])!r} and {float(b.gain[k])!r} differ in rounding only")
+        noisy = [(name, tree.gain[k]) for name, tree, split in (("reference", a, split_a), ("fast", b, split_b))
+                 if split and abs(tree.gain[k]) <= NOISE * scale]
+        if noisy:
+            name, gain = noisy[0]
+            return (f"a near-tie: tree {t} node {k}, the {name} twin splits on a gain of {gain:.1e}, "
+                    f"zero in exact arithmetic")
+        close = abs(a.gain[k] - b.gain[k]) <= NOISE * scale
+        if split_a and split_b and close and _child_counts(a, k) == _child_counts(b, k):
+            return (f"a near-tie: tree {t} node {k}, feature {a.feature[k]} bin {a.bin_threshold[k]} (reference) "
+                    f"and feature {b.feature[k]} bin {b.bin_threshold[k]} (fast) make children of the same sizes "
+                    f"on the round's sample, gains {float(a.gain[k])!r} and {float(b.gain[k])!r}")
+        if split_a != split_b:
+            one, other = (a, b) if split_a else (b, a)
+            later = [j for j in range(k + 1, other.n_nodes) if other.left[j] != LEAF_ID
+                     and (j >= one.n_nodes or one.left[j] == LEAF_ID)]
+            if any(abs(other.gain[j] - one.gain[k]) <= NOISE * scale for j in later):
+                return (f"a near-tie: tree {t}, the best splits of two leaves have equal gains "
+                        f"({float(one.gain[k])!r}) up to rounding, and the twins split a different one last")
+        return ""
+    return ""
+
+
+def _child_counts(tree, k: int) -> list:
+    children = {int(tree.left[k]), int(tree.right[k]), int(tree.missing[k])}
+    return sorted(int(tree.count[c]) for c in children)
+
+
+LEAF_ID = -1
+
+
+def _first_different_node(a, b):
+    """The first node id whose split (or leafness) differs between trees a and b, or None."""
+    n = min(a.n_nodes, b.n_nodes)
+    for name in ("left", "feature", "bin_threshold", "missing"):
+        if not np.array_equal(getattr(a, name)[:n], getattr(b, name)[:n]):
+            break
+    else:
+        return None if a.n_nodes == b.n_nodes else n
+    differs = np.zeros(n, dtype=bool)
+    for name in ("left", "feature", "bin_threshold"):
+        differs |= getattr(a, name)[:n] != getattr(b, name)[:n]
+    side_a = a.missing[:n] - a.left[:n]  # (n,) 0: missing left, 1: right, 2: own child
+    differs |= side_a != b.missing[:n] - b.left[:n]
+    return int(np.flatnonzero(differs)[0])
+
+
+def _child_of(tree, k: int, X) -> np.ndarray:
+    """The child of node ``k`` each row of ``X`` goes to (raw features, as ``predict`` routes)."""
+    v = X[:, tree.feature[k]].astype(np.float64)  # (n,)
+    return np.where(np.isnan(v), tree.missing[k], np.where(v <= tree.threshold[k], tree.left[k], tree.right[k]))
+
+
+def _rows_reaching(tree, X, k: int) -> np.ndarray:
+    parent = {int(c): p for p in np.flatnonzero(tree.left != LEAF_ID)
+              for c in (tree.left[p], tree.right[p], tree.missing[p])}
+    path, node = [], k
+    while node in parent:
+        path.append((parent[node], node))
+        node = parent[node]
+    rows = np.arange(len(X))
+    for p, child in reversed(path):
+        rows = rows[_child_of(tree, p, X[rows]) == child]
+    return rows
+
+
+def _same_partition(a, b, k: int, X) -> bool:
+    """Whether nodes ``a[k]`` and ``b[k]`` split the rows ``X`` into the same groups."""
+    ga, gb = _child_of(a, k, X), _child_of(b, k, X)  # (n,) child ids
+    pairs = set(zip(ga.tolist(), gb.tolist()))
+    return len(pairs) == len({x for x, _ in pairs}) == len({y for _, y in pairs})
+
+
 def _estimator_inputs(**params):
     def inputs(data, rng):
         train, test = train_test(data, rng)
@@ -465,31 +571,32 @@ def _estimator_inputs(**params):
 
 
 def _estimator_rows():
-    t, small = ESTIMATOR_TREES, _min_rows
+    t, small = ESTIMATOR_TREES, _model_leaf
     return [
         Twin("LambdaMART", "whole models", "lambdamart", "LambdaMART", "models",
              _estimator_inputs(n_trees=t, learning_rate=0.1, max_leaves=8, min_samples_leaf=small,
                                query_subsample=0.8, feature_fraction=0.7, seed=1),
-             outputs=model_parts, call=_fit_and_score,
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
              summary="test scores and trees, with query subsampling and feature fraction"),
         Twin("GBRT", "whole models", "gbrt", "GBRT", "models",
              _estimator_inputs(n_trees=t, learning_rate=0.1, max_leaves=8, min_samples_leaf=small,
                                subsample=0.8, seed=2),
-             outputs=model_parts, call=_fit_and_score, summary="stochastic GBRT: test scores and trees"),
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
+             summary="stochastic GBRT: test scores and trees"),
         Twin("RandomForest", "whole models", "forest", "RandomForest", "models",
              _estimator_inputs(n_trees=t, max_leaves=16, min_samples_leaf=small, feature_fraction=0.3,
                                seed=3),
-             outputs=model_parts, call=_fit_and_score,
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
              summary="bootstrap forest, k random features per node: test scores and trees"),
         Twin("IGBRT", "whole models", "forest", "IGBRT", "models",
              _estimator_inputs(n_trees=t // 2, max_leaves=8, min_samples_leaf=small, rf_n_trees=t // 2,
                                rf_max_leaves=16, rf_min_samples_leaf=small, rf_feature_fraction=0.3,
                                seed=4),
-             outputs=model_parts, call=_fit_and_score,
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
              summary="GBRT boosted from a random forest: test scores and trees"),
         Twin("McRank", "whole models", "classification", "McRank", "models",
              _estimator_inputs(n_trees=t // 2, max_leaves=8, min_samples_leaf=small, seed=5),
-             outputs=model_parts, call=_fit_and_score,
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
              summary="cumulative logistic classifiers, expected relevance: test scores and trees"),
     ]
 
