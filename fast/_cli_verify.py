@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help="print a JSON list, one object per component: component, layer, passed, "
                         "max_abs_diff, max_rel_diff, tolerance (the largest absolute difference "
-                        "allowed on this data), tolerance_rule, rtol, atol, detail, inputs, seconds")
+                        "allowed on this data), tolerance_rule, rtol, atol, detail, diagnosis, "
+                        "inputs, seconds")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of every random input (scores, gradients, samples) and of the subsample (default 0)")
     p.add_argument("--max-rows", type=int, default=DEFAULT_MAX_ROWS, metavar="N",
@@ -166,6 +167,7 @@ def _record(result) -> dict:
             "tolerance": d["allowed_abs_diff"], "tolerance_rule": rule.describe(),
             "tolerance_name": d["tolerance_name"], "rtol": rule.rtol, "atol": rule.atol,
             "atol_scaled": rule.scaled, "n_values": d["n_values"], "detail": d["detail"],
+            "diagnosis": d["diagnosis"],
             "function": f"{d['module']}.{d['function']}", "inputs": d["inputs"], "seconds": d["seconds"]}
 
 

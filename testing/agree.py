@@ -310,7 +310,10 @@ def _check_call(component, inputs, kwargs, tolerance, outputs) -> Result:
         label = getattr(component, "__name__", repr(component))
         module = function = label
         default = "models"
-        run = lambda twin: component(twin_namespace(twin), *call.copy().args, **call.copy().kwargs)  # noqa: E731
+
+        def run(twin):
+            copied = call.copy()
+            return component(twin_namespace(twin), *copied.args, **copied.kwargs)
     else:
         module, function = component
         label = f"{module}.{function}"

@@ -37,11 +37,14 @@ models     (1e-9, 1e-12)      many rounds of float sums in another order (leaf v
 from __future__ import annotations
 
 import copy
+import importlib
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+
+from twinrank.reference.model import LEAF, TREE_FIELDS
 
 __all__ = ["Tolerance", "TOLERANCES", "Inputs", "Twin", "REGISTRY", "get", "names", "layers",
            "METRIC_NAMES", "ESTIMATOR_TREES", "tree_parts", "model_parts", "split_parts"]
@@ -156,8 +159,6 @@ class Twin:
 
     def resolve(self, twin: str):
         """The function (or class) of ``twin`` ("reference" or "fast"), looked up now."""
-        import importlib
-
         module = importlib.import_module(f"twinrank.{twin}.{self.module}")
         return getattr(module, self.function)
 
@@ -181,8 +182,6 @@ def tied_scores(rng, n_rows: int) -> np.ndarray:
 
 
 def _reference(module: str):
-    import importlib
-
     return importlib.import_module(f"twinrank.reference.{module}")
 
 
@@ -316,8 +315,6 @@ def split_parts(split) -> dict:
 
 def tree_parts(tree, prefix: str = "") -> dict:
     """The node arrays of a Tree (``feature``, ``threshold``, ..., ``hessian_sum``)."""
-    from twinrank.reference.model import TREE_FIELDS
-
     return {prefix + name: getattr(tree, name) for name, _ in TREE_FIELDS}
 
 
@@ -483,7 +480,7 @@ def split_tie(inputs: Inputs, reference, fast) -> str:
             continue
         scale = 1.0 + max(np.abs(a.gain).max(initial=0.0), np.abs(b.gain).max(initial=0.0))
         rows = _rows_reaching(a, train.X, k)  # (n_node_rows,) training rows of node k
-        split_a, split_b = (k < tree.n_nodes and tree.left[k] != LEAF_ID for tree in (a, b))
+        split_a, split_b = (k < tree.n_nodes and tree.left[k] != LEAF for tree in (a, b))
         if split_a and split_b and _same_partition(a, b, k, train.X[rows]):
             return (f"a near-tie: tree {t} node {k}, feature {a.feature[k]} bin {a.bin_threshold[k]} (reference) "
                     f"and feature {b.feature[k]} bin {b.bin_threshold[k]} (fast) cut its {len(rows)} training rows "
@@ -501,8 +498,8 @@ def split_tie(inputs: Inputs, reference, fast) -> str:
                     f"on the round's sample, gains {float(a.gain[k])!r} and {float(b.gain[k])!r}")
         if split_a != split_b:
             one, other = (a, b) if split_a else (b, a)
-            later = [j for j in range(k + 1, other.n_nodes) if other.left[j] != LEAF_ID
-                     and (j >= one.n_nodes or one.left[j] == LEAF_ID)]
+            later = [j for j in range(k + 1, other.n_nodes) if other.left[j] != LEAF
+                     and (j >= one.n_nodes or one.left[j] == LEAF)]
             if any(abs(other.gain[j] - one.gain[k]) <= NOISE * scale for j in later):
                 return (f"a near-tie: tree {t}, the best splits of two leaves have equal gains "
                         f"({float(one.gain[k])!r}) up to rounding, and the twins split a different one last")
@@ -515,23 +512,15 @@ def _child_counts(tree, k: int) -> list:
     return sorted(int(tree.count[c]) for c in children)
 
 
-LEAF_ID = -1
-
-
 def _first_different_node(a, b):
     """The first node id whose split (or leafness) differs between trees a and b, or None."""
     n = min(a.n_nodes, b.n_nodes)
-    for name in ("left", "feature", "bin_threshold", "missing"):
-        if not np.array_equal(getattr(a, name)[:n], getattr(b, name)[:n]):
-            break
-    else:
-        return None if a.n_nodes == b.n_nodes else n
-    differs = np.zeros(n, dtype=bool)
-    for name in ("left", "feature", "bin_threshold"):
-        differs |= getattr(a, name)[:n] != getattr(b, name)[:n]
-    side_a = a.missing[:n] - a.left[:n]  # (n,) 0: missing left, 1: right, 2: own child
-    differs |= side_a != b.missing[:n] - b.left[:n]
-    return int(np.flatnonzero(differs)[0])
+    side_a, side_b = a.missing[:n] - a.left[:n], b.missing[:n] - b.left[:n]  # 0: missing left, 1: right, 2: own
+    differs = ((a.left[:n] != b.left[:n]) | (a.feature[:n] != b.feature[:n])
+               | (a.bin_threshold[:n] != b.bin_threshold[:n]) | (side_a != side_b))  # (n,)
+    if differs.any():
+        return int(np.flatnonzero(differs)[0])
+    return None if a.n_nodes == b.n_nodes else n
 
 
 def _child_of(tree, k: int, X) -> np.ndarray:
@@ -541,7 +530,7 @@ def _child_of(tree, k: int, X) -> np.ndarray:
 
 
 def _rows_reaching(tree, X, k: int) -> np.ndarray:
-    parent = {int(c): p for p in np.flatnonzero(tree.left != LEAF_ID)
+    parent = {int(c): p for p in np.flatnonzero(tree.left != LEAF)
               for c in (tree.left[p], tree.right[p], tree.missing[p])}
     path, node = [], k
     while node in parent:

@@ -154,3 +154,33 @@ def test_sample_queries_is_deterministic_and_keeps_whole_queries():
     assert set(np.diff(sample.query_offsets)) <= set(sizes)
     assert sample_queries(data, max_queries=3)[0].n_queries == 3
     assert sample_queries(data, max_rows=1)[0].n_queries == 1  # at least one query
+
+
+def test_a_near_tie_of_two_splits_is_diagnosed():
+    """Features 0 and 1 order the rows the same way: a split on either gives the same two groups."""
+    from twinrank.reference.model import Ensemble, Tree
+    from twinrank.testing.registry import Inputs, split_tie
+
+    x = np.arange(8, dtype=np.float32)
+    train = Dataset(np.column_stack([x, 10 * x, x[::-1]]), np.zeros(8), [0, 8])
+
+    def stump(feature, threshold, gain):
+        return Tree(feature=[feature, -1, -1], threshold=[threshold, 0, 0], bin_threshold=[3, -1, -1],
+                    left=[1, -1, -1], right=[2, -1, -1], missing=[2, -1, -1], value=[0, -1, 1],
+                    gain=[gain, 0, 0], count=[8, 4, 4], hessian_sum=[8, 4, 4])
+
+    def model(tree):
+        return np.zeros(8), Ensemble(trees=[tree], tree_weights=[1.0], n_features=3)
+
+    inputs = Inputs((train, train))
+    same = split_tie(inputs, model(stump(0, 3.5, 2.0)), model(stump(1, 35.0, 2.0 + 1e-15)))
+    assert same.startswith("a near-tie: tree 0 node 0, feature 0 bin 3 (reference) and feature 1 bin 3 (fast) "
+                           "cut its 8 training rows the same way")
+    mirrored = split_tie(inputs, model(stump(0, 3.5, 2.0)), model(stump(2, 3.5, 2.0)))
+    assert "the same way" in mirrored  # x[::-1] <= 3.5 is the other group: the same partition
+    assert split_tie(inputs, model(stump(0, 3.5, 2.0)), model(stump(0, 1.5, 2.0))) == ""  # a real difference
+    leaf = Tree(**{**stump(0, 0, 0).__dict__, "feature": [-1], "threshold": [0], "bin_threshold": [-1],
+                   "left": [-1], "right": [-1], "missing": [-1], "value": [0], "gain": [0], "count": [8],
+                   "hessian_sum": [8]})
+    assert "splits on a gain of 1.0e-16, zero in exact arithmetic" in split_tie(
+        inputs, model(leaf), model(stump(0, 3.5, 1e-16)))
