@@ -1,8 +1,9 @@
 """The ``twinrank`` command: ``twinrank COMMAND --help`` describes each command.
 
 Every command takes ``--engine fast|reference`` (fast by default) and runs the
-same code path on the chosen twin. Each command lives in its own ``_cli_*``
-module exposing ``add_parser(subparsers)``; the parser's ``run`` default does the work.
+same code path on the chosen twin, except ``verify``, which runs both and compares
+them. Each command lives in its own ``_cli_*`` module exposing
+``add_parser(subparsers)``; the parser's ``run`` default does the work.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 
 from twinrank.reference.errors import TwinrankError
 
-COMMANDS = ["train", "predict", "evaluate", "demo"]
+COMMANDS = ["train", "predict", "evaluate", "verify", "demo"]
 
 
 def engine_module(engine: str, name: str):

@@ -2,6 +2,10 @@
 
 ``ci`` (used when CI=true) is deterministic and bounded; ``dev`` explores more.
 Select one with ``HYPOTHESIS_PROFILE``.
+
+The twin registry (``twinrank.testing.registry.REGISTRY``) names every twinned
+component with its tolerance and input builder: a test that takes the argument
+``twin_component`` runs once per registry row (``tests/test_registry.py``).
 """
 import os
 
@@ -18,3 +22,11 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_generate_tests(metafunc):
+    """Parametrize ``twin_component`` over the twin registry, one test per component."""
+    if "twin_component" in metafunc.fixturenames:
+        from twinrank.testing.registry import REGISTRY
+
+        metafunc.parametrize("twin_component", REGISTRY, ids=[row.name for row in REGISTRY])

@@ -1,15 +1,15 @@
 """MkDocs hook for the API reference of both twins.
 
-1. Let mkdocstrings read ``twinrank.reference`` and ``twinrank.fast`` from source.
-   pyproject.toml maps the folders ``reference/`` and ``fast/`` onto those package
-   names; there is no ``twinrank/`` folder, so griffe (mkdocstrings' loader, which
-   reads source files without importing them) cannot find the packages. This hook
-   copies the two folders' Python files into a temporary ``twinrank/`` folder before
+1. Let mkdocstrings read ``twinrank.reference``, ``twinrank.fast`` and ``twinrank.testing``
+   from source. pyproject.toml maps the folders ``reference/``, ``fast/`` and ``testing/``
+   onto those package names; there is no ``twinrank/`` folder, so griffe (mkdocstrings' loader,
+   which reads source files without importing them) cannot find the packages. This hook
+   copies the folders' Python files into a temporary ``twinrank/`` folder before
    the build, puts it on the Python handler's search path, and removes it after
-   the build. ``mkdocs serve`` watches ``reference/`` and ``fast/`` (``watch:`` in
-   mkdocs.yml); every rebuild copies them again.
-2. Keep the reference complete: every public module ``<twin>/<name>.py`` must have
-   a page ``docs/api/<twin>/<name>.md`` that renders ``::: twinrank.<twin>.<name>``,
+   the build. ``mkdocs serve`` watches those folders (``watch:`` in mkdocs.yml);
+   every rebuild copies them again.
+2. Keep the reference complete: every public module ``<package>/<name>.py`` must have
+   a page ``docs/api/<package>/<name>.md`` that renders ``::: twinrank.<package>.<name>``,
    or the build warns (and ``strict: true`` makes the warning an error).
 """
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority, get_plugin_logger
 
-TWINS = ("reference", "fast")  # twinrank.<twin> lives in the folder <twin>/
+TWINS = ("reference", "fast", "testing")  # twinrank.<package> lives in the folder <package>/
+# (testing is not a twin: the twin registry and the tools that compare the two twins)
 log = get_plugin_logger(__name__)
 _tmp: tempfile.TemporaryDirectory | None = None
 
