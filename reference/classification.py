@@ -39,23 +39,23 @@ every :math:`G_j`.
 """
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 
-from . import boosting, objectives, predict
-from . import missing as missing_strategies
-from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_missing, with_progress
+from . import predict
+from ._estimator import BoostedRanker, with_progress
+from .boosting import run_boosting
 from .data import Dataset
-from .errors import ModelFormatError, ParameterError
-from .model import FORMAT, VERSION, Ensemble, _decode, _encode, write_json_atomic
+from .errors import ParameterError
+from .model import MCRANK as ALGORITHM
+from .model import Ensemble, McRankModel, load_model
 from .objectives import _sigmoid_pair
-from .params import BoostParams
+from .params import WEIGHTINGS, BoostParams, FitParams, McRankParams, TreeParams, from_names
 
-ALGORITHM = "mcrank"
-WEIGHTINGS = ("linear", "square", "exp2")
+__all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
+           "probabilities_from_scores", "relevance_weights", "fit_relevance_weights",
+           "classifier_seed", "load_model", "ALGORITHM", "WEIGHTINGS"]
 
 
 def classifier_seed(seed: int, j: int) -> int:
@@ -116,97 +116,6 @@ def fit_relevance_weights(probabilities, y) -> np.ndarray:
                            np.asarray(y, dtype=np.float64), rcond=None)[0]
 
 
-@dataclass
-class McRankModel:
-    """A fitted McRank: one logistic :class:`Ensemble` per threshold, and the relevance weights.
-
-    Attributes
-    ----------
-    classifiers : list of K-1 Ensemble; classifier ``j`` scores the log-odds of ``y > labels[j]``
-    labels : ndarray of float64, shape (K,), the sorted distinct training labels
-    relevance_weights : ndarray of float64, shape (K,), :math:`F(c_k)`
-    n_features : int
-    params : dict, the estimator's parameters (JSON-serialisable)
-
-    On disk it is one JSON document of the model format (``format``, ``version``) with
-    ``algorithm = "mcrank"``, ``labels``, ``relevance_weights``, ``params`` and
-    ``classifiers``, each a complete model document of its own.
-    """
-
-    classifiers: list
-    labels: np.ndarray
-    relevance_weights: np.ndarray
-    n_features: int
-    params: dict = field(default_factory=dict)
-
-    algorithm = ALGORITHM  # class constants, not fields: what the CLI reports of any model
-    best_iteration = None
-
-    def __post_init__(self):
-        self.labels = np.asarray(self.labels, dtype=np.float64)
-        self.relevance_weights = np.asarray(self.relevance_weights, dtype=np.float64)
-        k = len(self.labels)
-        if k < 2 or np.any(np.diff(self.labels) <= 0):
-            raise ModelFormatError(f"McRank labels must be >= 2 increasing numbers, got {self.labels.tolist()}")
-        if len(self.classifiers) != k - 1 or self.relevance_weights.shape != (k,):
-            raise ModelFormatError(f"{k} labels need {k - 1} classifiers and {k} weights, got "
-                                   f"{len(self.classifiers)} and {len(self.relevance_weights)}")
-        if any(c.n_features != self.n_features for c in self.classifiers):
-            raise ModelFormatError(f"every classifier must take {self.n_features} features")
-
-    @property
-    def n_trees(self) -> int:
-        return sum(c.n_trees for c in self.classifiers)
-
-    def to_dict(self) -> dict:
-        """The model as one JSON-ready document: labels, weights and every classifier."""
-        return {"format": FORMAT, "version": VERSION, "algorithm": ALGORITHM,
-                "n_features": int(self.n_features), "labels": _encode(self.labels),
-                "relevance_weights": _encode(self.relevance_weights), "params": self.params,
-                "classifiers": [c.to_dict() for c in self.classifiers]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "McRankModel":
-        """The model of :meth:`to_dict`; ModelFormatError for a wrong format, version or field."""
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ModelFormatError("not a twinrank model")
-        if d.get("version") != VERSION:
-            raise ModelFormatError(
-                f"model format version {d.get('version')!r} is not supported (this twinrank reads {VERSION})")
-        if d.get("algorithm") != ALGORITHM:
-            raise ModelFormatError(f"a {d.get('algorithm')!r} model is not an McRank model")
-        try:
-            return cls(classifiers=[Ensemble.from_dict(c) for c in d["classifiers"]],
-                       labels=_decode(d["labels"]), relevance_weights=_decode(d["relevance_weights"]),
-                       n_features=int(d["n_features"]), params=d.get("params", {}))
-        except KeyError as e:
-            raise ModelFormatError(f"model is missing field {e.args[0]!r}") from None
-
-    def save(self, path) -> None:
-        """Write the model as JSON, atomically (temporary file, then rename)."""
-        write_json_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path) -> "McRankModel":
-        """Read a McRank model file (written by either twin)."""
-        d = _read_json(path)
-        try:
-            return cls.from_dict(d)
-        except ModelFormatError as e:
-            raise ModelFormatError(f"{path}: {e}") from None
-
-
-def load_model(path) -> "Ensemble | McRankModel":
-    """The model of a twinrank model file: an :class:`McRankModel` if its algorithm is
-    ``"mcrank"``, else an :class:`Ensemble`."""
-    d = _read_json(path)
-    model_type = McRankModel if isinstance(d, dict) and d.get("algorithm") == ALGORITHM else Ensemble
-    try:
-        return model_type.from_dict(d)
-    except ModelFormatError as e:
-        raise ModelFormatError(f"{path}: {e}") from None
-
-
 def classifier_scores(model: McRankModel, X) -> np.ndarray:
     """The raw scores :math:`s_j` (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
     return _classifier_scores(model.classifiers, X, predict.predict_ensemble)
@@ -227,14 +136,6 @@ def _classifier_scores(classifiers, X, predict_ensemble) -> np.ndarray:
     X = np.asarray(X)
     columns = [predict_ensemble(c, X) for c in classifiers]  # K-1 arrays of (n_rows,)
     return np.stack(columns, axis=1)  # (n_rows, K-1)
-
-
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
 
 
 class McRank(BoostedRanker):
@@ -285,62 +186,72 @@ class McRank(BoostedRanker):
     ``n_trees`` trees (fewer if no split improves its loss).
     """
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
-                              missing=missing_strategies)
+    param_objects = (TreeParams, BoostParams, McRankParams, FitParams)
 
-    def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
-                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
-                 feature_fraction=1.0, max_bins=255, weighting="linear", fit_weights=False,
-                 eval_train=False, missing="learn", seed=0, n_threads=None, verbose=0):
+    def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
+                 max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
+                 min_samples_leaf=TreeParams.min_samples_leaf,
+                 min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
+                 min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 subsample=BoostParams.subsample, feature_fraction=TreeParams.feature_fraction,
+                 max_bins=BoostParams.max_bins, weighting=McRankParams.weighting,
+                 fit_weights=McRankParams.fit_weights, eval_train=BoostParams.eval_train,
+                 missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def boost_params(self, seed=None) -> BoostParams:
         """The validated :class:`BoostParams` of every classifier (``seed``: the classifier's seed)."""
-        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate,
-                           tree=self.tree_params(), subsample=self.subsample, subsample_by="rows",
-                           max_bins=self.max_bins, seed=self.seed if seed is None else seed,
-                           eval_train=self.eval_train)
+        values = self.get_params()
+        return from_names(BoostParams, {**values, "seed": values["seed"] if seed is None else seed},
+                          tree=self.tree_params(), subsample_by="rows")
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
-        """Fit one classifier per threshold on ``X, y, qid`` (or a Dataset).
+    def validated_params(self) -> SimpleNamespace:
+        values = self.get_params()
+        return SimpleNamespace(fit=from_names(FitParams, values), boost=self.boost_params(),
+                               mcrank=from_names(McRankParams, values))
 
-        ``eval_set`` (list of ``(X, y, qid)`` or Datasets; the first is used) only adds
-        each classifier's validation NDCG@10 to ``history_``. ``callback(iteration, record)``
-        is called after every tree of every classifier, the record's keys prefixed ``"y>c:"``.
-        """
-        self.boost_params()
-        if not isinstance(self.fit_weights, (bool, np.bool_)):
-            raise ParameterError(f"fit_weights must be True or False, got {self.fit_weights!r}")
-        if self.fit_weights and not isinstance(self.weighting, str):
-            raise ParameterError("give a weighting array or fit_weights=True, not both")
-        train = as_dataset(X, y, qid)
+    def check_data(self, params, train, valid, init_score) -> None:
+        super().check_data(params, train, valid, init_score)
+        if init_score is not None:
+            raise ParameterError("McRank takes no init_score")
         labels = np.unique(train.y)  # (K,) sorted
         if len(labels) < 2:
             raise ParameterError(f"McRank needs at least two distinct labels, got {labels.tolist()}")
-        weights = None if self.fit_weights else relevance_weights(labels, self.weighting)
-        train, valid, fitted = self._missing_fitted(train, first_eval_set(eval_set))
-        with self._threads():
-            classifiers = [with_missing(self._fit_classifier(train, valid, c, j, callback), fitted)
-                           for j, c in enumerate(labels[:-1])]
-            if self.fit_weights:
-                probabilities = probabilities_from_scores(
-                    _classifier_scores(classifiers, train.X, self._engine.predict.predict_ensemble))
-                weights = fit_relevance_weights(probabilities, train.y)
-        self._set_fitted(McRankModel(classifiers, labels, weights, train.n_features, self._model_params()))
-        return self
+        if not params.mcrank.fit_weights:
+            relevance_weights(labels, params.mcrank.weighting)
 
-    def _fit_classifier(self, train: Dataset, valid, threshold: float, j: int, callback) -> Ensemble:
+    def progress(self, callback, verbose: int):
+        """The callback as is: each classifier prints its own progress (``_fit_classifier``)."""
+        return callback
+
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """One classifier per threshold; ``eval_set`` only adds each one's validation NDCG@10.
+
+        ``callback(iteration, record)`` is called after every tree of every classifier,
+        the record's keys prefixed ``"y>c:"``.
+        """
+        labels = np.unique(train.y)  # (K,) sorted
+        classifiers = [self._fit_classifier(params, train, valid, c, j, callback)
+                       for j, c in enumerate(labels[:-1])]
+        if params.mcrank.fit_weights:
+            probabilities = probabilities_from_scores(
+                _classifier_scores(classifiers, train.X, self.engine.predict_ensemble))
+            weights = fit_relevance_weights(probabilities, train.y)
+        else:
+            weights = relevance_weights(labels, params.mcrank.weighting)
+        return McRankModel(classifiers, labels, weights, train.n_features, self._model_params())
+
+    def _fit_classifier(self, params, train: Dataset, valid, threshold: float, j: int,
+                        callback) -> Ensemble:
         """Boost the logistic classifier of ``y > threshold`` from the log-odds of its prior."""
-        targets = (train.y > threshold).astype(np.float64)  # (n_rows,) t_i = [y_i > c_j]
-        n_above = targets.sum()
-        base_score = float(np.log(n_above) - np.log(train.n_rows - n_above))
-        logistic = self._engine.objectives.logistic
+        loss = self.engine.logistic((train.y > threshold).astype(np.float64))  # t_i = [y_i > c_j]
         seed = classifier_seed(self.seed, j)
-        return self._engine.boosting.boost(
-            train, lambda scores, queries: logistic(targets, scores), self.boost_params(seed),
-            valid=valid, algorithm="mcrank-classifier",
-            model_params={"threshold": float(threshold), "seed": seed}, base_score=base_score,
-            callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), self.verbose,
+        return run_boosting(
+            self.engine, train, loss, self.boost_params(seed), valid=valid,
+            algorithm="mcrank-classifier", model_params={"threshold": float(threshold), "seed": seed},
+            base_score=loss.baseline(),
+            callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
                                    label=f"y>{threshold:g} "))
 
     def predict(self, X) -> np.ndarray:
@@ -351,8 +262,8 @@ class McRank(BoostedRanker):
         """The class probabilities (n_rows, K) of the rows of ``X``; column ``k`` is ``classes_[k]``."""
         model = self._fitted_model()
         X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
-        with self._threads():
-            scores = _classifier_scores(model.classifiers, X, self._engine.predict.predict_ensemble)
+        with self.engine.threads(self.n_threads):
+            scores = _classifier_scores(model.classifiers, X, self.engine.predict_ensemble)
         return probabilities_from_scores(scores)
 
     @classmethod

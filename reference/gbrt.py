@@ -33,13 +33,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import boosting, objectives, predict
-from . import missing as missing_strategies
-from ._estimator import (BoostedRanker, as_dataset, as_model, first_eval_set, with_missing,
-                         with_progress)
-from .errors import ParameterError
+from ._estimator import BoostedRanker, as_model
+from .boosting import run_boosting
 from .model import Ensemble
-from .params import BoostParams, check_int
+from .params import AveragingParams, BoostParams, FitParams, TreeParams, from_names
+
+__all__ = ["GBRT", "averaged", "counting_from"]
 
 
 class GBRT(BoostedRanker):
@@ -82,72 +81,58 @@ class GBRT(BoostedRanker):
         ``best_iteration`` is None (each run has its own).
     """
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
-                              missing=missing_strategies)
+    param_objects = (TreeParams, BoostParams, AveragingParams, FitParams)
 
-    def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
-                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
-                 subsample_by="rows", feature_fraction=1.0, average_runs=1, max_bins=255,
-                 metric="ndcg@10", convention="lightgbm", eval_train=False,
-                 early_stopping_rounds=None, overfit_tolerance=None, overfit_extra_trees=250,
-                 init_model=None, missing="learn", seed=0, n_threads=None, verbose=0):
+    def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
+                 max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
+                 min_samples_leaf=TreeParams.min_samples_leaf,
+                 min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
+                 min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 subsample=BoostParams.subsample, subsample_by="rows",
+                 feature_fraction=TreeParams.feature_fraction,
+                 average_runs=AveragingParams.average_runs, max_bins=BoostParams.max_bins,
+                 metric=BoostParams.metric, convention=BoostParams.convention,
+                 eval_train=BoostParams.eval_train,
+                 early_stopping_rounds=BoostParams.early_stopping_rounds,
+                 overfit_tolerance=BoostParams.overfit_tolerance,
+                 overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,
+                 missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def boost_params(self) -> BoostParams:
         """The validated :class:`BoostParams` of run 0."""
-        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate,
-                           tree=self.tree_params(), subsample=self.subsample,
-                           subsample_by=self.subsample_by, max_bins=self.max_bins,
-                           metric=self.metric, convention=self.convention,
-                           early_stopping_rounds=self.early_stopping_rounds,
-                           overfit_tolerance=self.overfit_tolerance,
-                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed,
-                           eval_train=self.eval_train)
+        return from_names(BoostParams, self.get_params(), tree=self.tree_params())
+
+    def validated_params(self) -> SimpleNamespace:
+        values = self.get_params()
+        return SimpleNamespace(fit=from_names(FitParams, values), boost=self.boost_params(),
+                               averaging=from_names(AveragingParams, values))
 
     def planned_trees(self) -> int:
         """The most trees ``fit`` grows (the progress display's total)."""
         return self.n_trees * self.average_runs
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
-        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """``average_runs`` runs of least-squares boosting, from the mean label or ``init_model``."""
+        init_model = as_model(params.fit.init_model)
+        return self._boost_runs(train, valid, params.boost, init_model, "gbrt", callback,
+                                params.averaging.average_runs, init_score)
 
-        Only the first ``eval_set`` entry drives early stopping. ``callback``
-        ``(iteration, record)`` is called after every tree; ``iteration`` counts the
-        trees of all runs so far.
-        """
-        params = self.boost_params()
-        check_int("average_runs", self.average_runs, low=1)
-        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
-        _check_stopping(params, valid)
-        train, valid, fitted = self._missing_fitted(train, valid)
-        init_model = as_model(self.init_model)
-        base_score = float(np.mean(train.y)) if init_model is None else 0.0
-        with self._threads():
-            model = self._boost_runs(train, valid, params, init_model, base_score, "gbrt",
-                                     with_progress(callback, self.verbose), self.average_runs)
-        self._set_fitted(with_missing(model, fitted))
-        return self
-
-    def _boost_runs(self, train, valid, params, init_model, base_score, algorithm, callback,
-                    n_runs):
+    def _boost_runs(self, train, valid, params, init_model, algorithm, callback, n_runs,
+                    init_score=None):
         """``n_runs`` boosting runs of the squared error, averaged into one Ensemble."""
-        objective, runs, done = self._objective(train), [], 0
+        loss, runs, done = self.engine.squared_error(train.y), [], 0
+        base_score = loss.baseline() if init_model is None else 0.0
         for i in range(n_runs):
             run_params = dataclasses.replace(params, seed=params.seed + i)
             rounds = []  # run i's iterations: the rounds it ran, trees early stopping drops included
-            runs.append(self._engine.boosting.boost(
-                train, objective, run_params, valid=valid, init_model=init_model,
-                algorithm=algorithm, model_params=self._model_params(), base_score=base_score,
-                callback=_noting(rounds, counting_from(done, callback))))
+            runs.append(run_boosting(
+                self.engine, train, loss, run_params, valid=valid, init_model=init_model,
+                init_scores=init_score, algorithm=algorithm, model_params=self._model_params(),
+                base_score=base_score, callback=_noting(rounds, counting_from(done, callback))))
             done += len(rounds)
         return averaged(runs)
-
-    def _objective(self, train):
-        squared_error = self._engine.objectives.squared_error
-
-        def objective(scores, queries):  # rows outside the round's sample are not used
-            return squared_error(train.y, scores)
-        return objective
 
 
 def averaged(runs: list) -> Ensemble:
@@ -182,8 +167,3 @@ def _noting(iterations: list, callback):
         if callback is not None:
             callback(iteration, record)
     return note
-
-
-def _check_stopping(params: BoostParams, valid) -> None:
-    if valid is None and (params.early_stopping_rounds or params.overfit_tolerance is not None):
-        raise ParameterError("early stopping needs an eval_set")
