@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli import add_engine_option, engine_module
+from ._cli_common import add_engine_option, engine_module
 
 
 def add_parser(sub) -> None:

@@ -303,7 +303,10 @@ class LambdaRankParams:
             check_int("truncation", self.truncation, low=1)
         check_bool("normalize", self.normalize)
         if self.target is not None:
-            parse_target(self.target)
+            try:
+                parse_target(self.target)
+            except ParameterError as e:
+                raise ParameterError(f"target: {e}") from None
 
     def target_of(self, metric: str) -> tuple[str, int | None]:
         """``(family, k)`` of the target, ``metric`` when ``target`` is None."""
@@ -367,7 +370,14 @@ class FitParams:
 
 @dataclass(frozen=True)
 class AveragingParams:
-    """Averaged k-stochastic GBRT (Mohan 2010): ``average_runs`` runs, seeded ``seed, seed + 1, ...``."""
+    """Averaged k-stochastic GBRT (Mohan 2010).
+
+    Parameters
+    ----------
+    average_runs : int
+        The number of independently seeded runs averaged into one model (run ``i``
+        uses seed ``seed + i``).
+    """
 
     average_runs: int = 1
 
