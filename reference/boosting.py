@@ -1,10 +1,10 @@
 r"""The one boosting loop: GBRT, stochastic GBRT and LambdaMART differ only in their gradients.
 
 Gradient boosting (Friedman 2001, Alg. 1; Newton steps as in Burges 2010, Alg. 1 of
-LambdaMART) builds :math:`F_M(x) = F_0(x) + \eta \sum_{m=1}^{M} f_m(x)` where each
-tree :math:`f_m` is fit to the gradients :math:`g_i = \partial L / \partial F(x_i)`
-and hessians :math:`h_i` of the loss at the current scores, with leaf values
-:math:`v = -\sum g / \sum h` (the :mod:`tree` grower's Newton step).
+LambdaMART) builds $F_M(x) = F_0(x) + \eta \sum_{m=1}^{M} f_m(x)$ where each
+tree $f_m$ is fit to the gradients $g_i = \partial L / \partial F(x_i)$
+and hessians $h_i$ of the loss at the current scores, with leaf values
+$v = -\sum g / \sum h$ (the :mod:`tree` grower's Newton step).
 
 Each round draws, from the run's one generator and in this order:
 

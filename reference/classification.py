@@ -6,36 +6,36 @@ NIPS 2007: multiple *ordinal* classification, and the Expected Relevance that tu
 class probabilities into scores; compared with regression in A. Mohan's 2010 thesis,
 Table 3.1). ``docs/classification.md`` derives it step by step.
 
-Let :math:`c_0 < c_1 < \dots < c_{K-1}` be the distinct labels of the training data.
-For each threshold :math:`c_j`, :math:`j = 0, \dots, K-2`, a binary classifier models
+Let $c_0 < c_1 < \dots < c_{K-1}$ be the distinct labels of the training data.
+For each threshold $c_j$, $j = 0, \dots, K-2$, a binary classifier models
 
-.. math:: \hat G_j(x) = P(y > c_j \mid x) = \sigma(s_j(x)), \qquad \sigma(s) = 1 / (1 + e^{-s}),
+$$\hat G_j(x) = P(y > c_j \mid x) = \sigma(s_j(x)), \qquad \sigma(s) = 1 / (1 + e^{-s}),$$
 
-where :math:`s_j` is a boosted-trees logistic model (:func:`boosting.boost` with
-:func:`objectives.logistic` on the targets :math:`t_i = [y_i > c_j]`), started from
-the log-odds of the class prior, :math:`F_0 = \log(n_{>c_j} / n_{\le c_j})`.
-(Li et al. write the cumulative :math:`P(y \le c_j) = 1 - \hat G_j`; we model the
+where $s_j$ is a boosted-trees logistic model (:func:`boosting.boost` with
+:func:`objectives.logistic` on the targets $t_i = [y_i > c_j]$), started from
+the log-odds of the class prior, $F_0 = \log(n_{>c_j} / n_{\le c_j})$.
+(Li et al. write the cumulative $P(y \le c_j) = 1 - \hat G_j$; we model the
 complement so that every classifier's score grows with relevance.)
 
 The classifiers are fit independently, so their estimates may cross. They are made
 monotone by a running minimum over the thresholds, which is the same as making the
-cumulative :math:`P(y \le c_j)` non-decreasing in :math:`j` by a running maximum:
+cumulative $P(y \le c_j)$ non-decreasing in $j$ by a running maximum:
 
-.. math:: G_j = \min_{j' \le j} \hat G_{j'}.
+$$G_j = \min_{j' \le j} \hat G_{j'}.$$
 
 The class probabilities are the differences
 
-.. math:: p_0 = 1 - G_0, \qquad p_k = G_{k-1} - G_k \;(0 < k < K-1), \qquad p_{K-1} = G_{K-2},
+$$p_0 = 1 - G_0, \qquad p_k = G_{k-1} - G_k \;(0 < k < K-1), \qquad p_{K-1} = G_{K-2},$$
 
 non-negative and summing to 1, and a document's score is its expected relevance
 
-.. math:: S(x) = \sum_{k=0}^{K-1} p_k(x)\, F(c_k)
-         = F(c_0) + \sum_{j=0}^{K-2} G_j(x)\, \big(F(c_{j+1}) - F(c_j)\big),
+$$S(x) = \sum_{k=0}^{K-1} p_k(x)\, F(c_k)
+= F(c_0) + \sum_{j=0}^{K-2} G_j(x)\, \big(F(c_{j+1}) - F(c_j)\big),$$
 
-with the weighting :math:`F` ("linear" :math:`c`, "square" :math:`c^2`, "exp2"
-:math:`2^c - 1`, or a user array), or weights fitted by least squares
-(:func:`fit_relevance_weights`). With a non-decreasing :math:`F`, :math:`S` grows with
-every :math:`G_j`.
+with the weighting $F$ ("linear" $c$, "square" $c^2$, "exp2"
+$2^c - 1$, or a user array), or weights fitted by least squares
+(:func:`fit_relevance_weights`). With a non-decreasing $F$, $S$ grows with
+every $G_j$.
 """
 from __future__ import annotations
 
@@ -68,11 +68,11 @@ def classifier_seed(seed: int, j: int) -> int:
 
 
 def relevance_weights(labels, weighting="linear") -> np.ndarray:
-    r"""The weights :math:`F(c_k)` (float64, shape (K,)) of the sorted distinct ``labels``.
+    r"""The weights $F(c_k)$ (float64, shape (K,)) of the sorted distinct ``labels``.
 
-    ``weighting`` is ``"linear"`` (:math:`c`), ``"square"`` (:math:`c^2`), ``"exp2"``
-    (:math:`2^c - 1`, DCG's gain; :math:`2^c` would add the constant
-    :math:`\sum_k p_k = 1` to every score and rank the same), or an array of K finite
+    ``weighting`` is ``"linear"`` ($c$), ``"square"`` ($c^2$), ``"exp2"``
+    ($2^c - 1$, DCG's gain; $2^c$ would add the constant
+    $\sum_k p_k = 1$ to every score and rank the same), or an array of K finite
     numbers, one per label in increasing order.
     """
     labels = np.asarray(labels, dtype=np.float64)
@@ -90,11 +90,11 @@ def relevance_weights(labels, weighting="linear") -> np.ndarray:
 def probabilities_from_scores(scores) -> np.ndarray:
     r"""Class probabilities (float64, shape (n_rows, K)) from the classifiers' raw scores.
 
-    ``scores`` (n_rows, K-1): column ``j`` is :math:`s_j`, the log-odds of
-    :math:`y > c_j`. Returns :math:`p_k` of the module docstring: the running minimum of
-    :math:`\sigma(s_j)` over ``j``, then differences. Every entry is >= 0 and each row
-    sums to 1 up to rounding (:math:`p_0 = \sigma(-s_0)` and :math:`\sigma(s_0)` come
-    from one :math:`e^{-|s_0|}`). O(n_rows K).
+    ``scores`` (n_rows, K-1): column ``j`` is $s_j$, the log-odds of
+    $y > c_j$. Returns $p_k$ of the module docstring: the running minimum of
+    $\sigma(s_j)$ over ``j``, then differences. Every entry is >= 0 and each row
+    sums to 1 up to rounding ($p_0 = \sigma(-s_0)$ and $\sigma(s_0)$ come
+    from one $e^{-|s_0|}$). O(n_rows K).
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2 or scores.shape[1] < 1 or np.isnan(scores).any():
@@ -106,28 +106,28 @@ def probabilities_from_scores(scores) -> np.ndarray:
 
 
 def fit_relevance_weights(probabilities, y) -> np.ndarray:
-    r"""Weights :math:`w` (shape (K,)) minimising :math:`\sum_i (y_i - \sum_k p_{ik} w_k)^2`.
+    r"""Weights $w$ (shape (K,)) minimising $\sum_i (y_i - \sum_k p_{ik} w_k)^2$.
 
     Ordinary least squares of the labels on the class probabilities
     (``numpy.linalg.lstsq``; the minimum-norm solution when a class is never
-    predicted). No intercept is needed: the :math:`p_{ik}` of a row sum to 1.
+    predicted). No intercept is needed: the $p_{ik}$ of a row sum to 1.
     """
     return np.linalg.lstsq(np.asarray(probabilities, dtype=np.float64),
                            np.asarray(y, dtype=np.float64), rcond=None)[0]
 
 
 def classifier_scores(model: McRankModel, X) -> np.ndarray:
-    """The raw scores :math:`s_j` (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
+    """The raw scores $s_j$ (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
     return _classifier_scores(model.classifiers, X, predict.predict_ensemble)
 
 
 def class_probabilities(model: McRankModel, X) -> np.ndarray:
-    """The class probabilities :math:`p_k` (float64, shape (n_rows, K)) of the rows of ``X``."""
+    """The class probabilities $p_k$ (float64, shape (n_rows, K)) of the rows of ``X``."""
     return probabilities_from_scores(classifier_scores(model, X))
 
 
 def expected_relevance(model: McRankModel, X) -> np.ndarray:
-    r"""The expected relevance :math:`\sum_k p_k F(c_k)` (float64, shape (n_rows,)) of the rows of ``X``."""
+    r"""The expected relevance $\sum_k p_k F(c_k)$ (float64, shape (n_rows,)) of the rows of ``X``."""
     return class_probabilities(model, X) @ model.relevance_weights
 
 
@@ -144,16 +144,17 @@ class McRank(BoostedRanker):
     Parameters
     ----------
     n_trees, learning_rate : boosting rounds and shrinkage, of every classifier.
-    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2 :
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
+    cost_lambda :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`).
     subsample : fraction of the training rows drawn without replacement for each tree
         (stochastic gradient boosting, Friedman 2002).
     feature_fraction : fraction of features drawn at each node.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
-    weighting : :math:`F` of the expected relevance: ``"linear"``, ``"square"``,
+    weighting : $F$ of the expected relevance: ``"linear"``, ``"square"``,
         ``"exp2"`` or an array with one weight per distinct training label in increasing
         order (see :func:`relevance_weights`).
-    fit_weights : fit :math:`F` instead, by least squares of the training labels on the
+    fit_weights : fit $F$ instead, by least squares of the training labels on the
         training rows' class probabilities (:func:`fit_relevance_weights`); ``weighting``
         is then unused and must not be an array.
     eval_train : record each classifier's NDCG@10 on the training set after every tree
@@ -172,8 +173,8 @@ class McRank(BoostedRanker):
     Attributes
     ----------
     model_ : McRankModel
-    classes_ : ndarray, the distinct training labels :math:`c_k`
-    relevance_weights_ : ndarray, :math:`F(c_k)`
+    classes_ : ndarray, the distinct training labels $c_k$
+    relevance_weights_ : ndarray, $F(c_k)$
     history_ : dict of lists, ``"y>c:valid:ndcg@10"`` (with an ``eval_set``) and
         ``"y>c:train:ndcg@10"`` (with ``eval_train``) per round of the classifier of
         threshold ``c``: NDCG@10 of the graded labels ranked by its score; empty with neither.
@@ -181,7 +182,7 @@ class McRank(BoostedRanker):
     Notes
     -----
     Classifier ``j`` is one boosting run (:func:`boosting.boost`) on the graded
-    training data with the logistic gradients of the targets :math:`[y > c_j]`, so it
+    training data with the logistic gradients of the targets $[y > c_j]$, so it
     can record NDCG@10 of its own score. No early stopping: every classifier grows
     ``n_trees`` trees (fewer if no split improves its loss).
     """
@@ -255,7 +256,7 @@ class McRank(BoostedRanker):
                                    label=f"y>{threshold:g} "))
 
     def predict(self, X) -> np.ndarray:
-        r"""The expected relevance :math:`\sum_k p_k F(c_k)` of every row of ``X`` (array or Dataset)."""
+        r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset)."""
         return self.predict_proba(X) @ self._fitted_model().relevance_weights
 
     def predict_proba(self, X) -> np.ndarray:

@@ -1,36 +1,34 @@
 r"""Random forests for ranking (Breiman 2001; Ibrahim 2021) and IGBRT (Mohan et al. 2011).
 
-**Random forest.** :math:`T` regression trees, each grown
+**Random forest.** $T$ regression trees, each grown
 
 1. on its own sample of the training set: a bootstrap sample of the rows
-   (:math:`n` draws with replacement; a row drawn twice counts twice), or the
+   ($n$ draws with replacement; a row drawn twice counts twice), or the
    rows of a random fraction ``query_subsample`` of the queries drawn without
-   replacement (Ibrahim's sub-sample size :math:`p`), or a bootstrap of those rows;
+   replacement (Ibrahim's sub-sample size $p$), or a bootstrap of those rows;
 2. with k random features considered at each node (``feature_fraction``);
 3. unpruned: a node is split until it is pure, holds fewer than
    ``2 * min_samples_leaf`` rows, or the tree has ``max_leaves`` leaves;
 
-and the forest scores their mean, :math:`F(x) = \frac1T \sum_t f_t(x)` (tree weights
-:math:`1/T`, base score 0). A forest tree is the engine's Newton tree
-(:func:`tree.grow_tree`) on :math:`g_i = -y_i`, :math:`h_i = 1` (no L2 penalty): a
-node of :math:`n` rows has :math:`G = -\sum y_i = -n \bar y`, :math:`H = n`, so
+and the forest scores their mean, $F(x) = \frac1T \sum_t f_t(x)$ (tree weights
+$1/T$, base score 0). A forest tree is the engine's Newton tree
+(:func:`tree.grow_tree`) on $g_i = -y_i$, $h_i = 1$ (no L2 penalty): a
+node of $n$ rows has $G = -\sum y_i = -n \bar y$, $H = n$, so
 
-.. math::
-
-    v = -\frac{G}{H} = \bar y, \qquad
-    \mathrm{gain} = \frac{G_L^2}{H_L} + \frac{G_R^2}{H_R} - \frac{G^2}{H}
-                  = n_L \bar y_L^2 + n_R \bar y_R^2 - n \bar y^2,
+$$v = -\frac{G}{H} = \bar y, \qquad
+\mathrm{gain} = \frac{G_L^2}{H_L} + \frac{G_R^2}{H_R} - \frac{G^2}{H}
+= n_L \bar y_L^2 + n_R \bar y_R^2 - n \bar y^2,$$
 
 the leaf value is the mean label of its rows and the gain is CART's decrease of
-the squared error :math:`\sum (y_i - \bar y)^2` (Breiman et al. 1984): each tree is
+the squared error $\sum (y_i - \bar y)^2$ (Breiman et al. 1984): each tree is
 a CART regression tree on binned features.
 
 **IGBRT** (Mohan, Chen & Weinberger 2011): gradient boosting of the squared error
 (:mod:`gbrt`) started from a random forest's scores instead of the mean label,
 
-.. math:: F(x) = \mathrm{RF}(x) + \eta \sum_{m=1}^{M} f_m(x),
+$$F(x) = \mathrm{RF}(x) + \eta \sum_{m=1}^{M} f_m(x),$$
 
-the boosted trees fitting the residuals :math:`y_i - \mathrm{RF}(x_i)`. The forest is
+the boosted trees fitting the residuals $y_i - \mathrm{RF}(x_i)$. The forest is
 the model's ``init_model``, saved inside it.
 
 **Random draws**, from ``make_rng(seed)``, per tree in tree order: the query
@@ -80,7 +78,7 @@ def grow_forest(train: Dataset, params: ForestParams, *, valid: Dataset | None =
 
     Returns
     -------
-    Ensemble with tree weights :math:`1/T` and base score 0.
+    Ensemble with tree weights $1/T$ and base score 0.
     """
     return run_forest(REFERENCE, train, params, valid=valid, algorithm=algorithm,
                       model_params=model_params, callback=callback)
@@ -142,8 +140,8 @@ class RandomForest(BoostedRanker):
 
     Parameters
     ----------
-    n_trees : trees :math:`T` averaged.
-    max_leaves, max_depth, min_samples_leaf : tree shape (see
+    n_trees : trees $T$ averaged.
+    max_leaves, max_depth, min_samples_leaf, min_gain_to_split : tree shape (see
         :class:`~twinrank.reference.params.TreeParams`); the defaults grow trees that
         are unpruned in practice (a node stops when it is pure or too small; about 700
         leaves on MQ2008). ``max_leaves`` also bounds memory: each tree draws a
@@ -207,11 +205,11 @@ class IGBRT(GBRT):
     Parameters
     ----------
     n_trees, learning_rate, max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf,
-    lambda_l2, subsample, subsample_by, feature_fraction :
+    lambda_l2, min_gain_to_split, cost_lambda, subsample, subsample_by, feature_fraction :
         the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT`.
     max_bins, metric, convention : shared by the forest and the boosting.
     eval_train : the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT` (the forest
-        always records its in-sample metric: its history is the mean of :math:`t` trees).
+        always records its in-sample metric: its history is the mean of $t$ trees).
     early_stopping_rounds, overfit_tolerance, overfit_extra_trees : the boosting's
         stopping rule on the first ``eval_set`` (the forest's score is round 0).
     rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction,

@@ -1,16 +1,14 @@
 r"""Gradient boosted regression trees for pointwise ranking (Friedman 2001, 2002; Mohan 2010).
 
-GBRT fits the relevance labels by least squares, :math:`L = \tfrac12 \sum_i (F(x_i) - y_i)^2`
-(:func:`objectives.squared_error`: :math:`g_i = F(x_i) - y_i`, :math:`h_i = 1`), and ranks
-the documents of a query by :math:`F`. Friedman's Algorithm 2 (LS_Boost):
+GBRT fits the relevance labels by least squares, $L = \tfrac12 \sum_i (F(x_i) - y_i)^2$
+(:func:`objectives.squared_error`: $g_i = F(x_i) - y_i$, $h_i = 1$), and ranks
+the documents of a query by $F$. Friedman's Algorithm 2 (LS_Boost):
 
-.. math::
+$$F_0 = \arg\min_c \sum_i (y_i - c)^2 = \bar y, \qquad
+F_m(x) = F_{m-1}(x) + \eta \sum_l \gamma_{lm} \mathbb 1[x \in R_{lm}],$$
 
-    F_0 = \arg\min_c \sum_i (y_i - c)^2 = \bar y, \qquad
-    F_m(x) = F_{m-1}(x) + \eta \sum_l \gamma_{lm} \mathbb 1[x \in R_{lm}],
-
-where tree :math:`m` is grown on the residuals :math:`r_i = y_i - F_{m-1}(x_i) = -g_i`
-and each leaf value :math:`\gamma_{lm} = -\sum g / \sum h` is the mean residual of
+where tree $m$ is grown on the residuals $r_i = y_i - F_{m-1}(x_i) = -g_i$
+and each leaf value $\gamma_{lm} = -\sum g / \sum h$ is the mean residual of
 its rows. The variants studied in Mohan's thesis (2010) are parameters:
 
 * **stochastic GBRT** (Friedman 2002): each tree sees a fraction ``subsample`` of
@@ -19,9 +17,9 @@ its rows. The variants studied in Mohan's thesis (2010) are parameters:
   (``feature_fraction``);
 * **averaged k-stochastic GBRT**: the average of ``average_runs`` runs seeded
   ``seed, seed + 1, ...``, kept as one model whose trees are all the runs' trees,
-  each weighted :math:`1/b`:
+  each weighted $1/b$:
 
-  .. math:: F(x) = \frac1b \sum_{i=0}^{b-1} F^{(i)}(x).
+  $$F(x) = \frac1b \sum_{i=0}^{b-1} F^{(i)}(x).$$
 
 Random draws, from ``make_rng(seed + i)`` for run ``i``, per round: the round's rows
 or queries, then the node feature subsets (:mod:`boosting`).
@@ -46,16 +44,17 @@ class GBRT(BoostedRanker):
 
     Parameters
     ----------
-    n_trees, learning_rate : boosting rounds :math:`M` and shrinkage :math:`\eta`.
-    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2 :
+    n_trees, learning_rate : boosting rounds $M$ and shrinkage $\eta$.
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
+    cost_lambda :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`): leaf-limited
         trees by ``max_leaves``, depth-limited trees by ``max_depth`` (with ``max_leaves``
-        at least :math:`2^{\text{depth}}`).
+        at least $2^{\text{depth}}$).
     subsample : fraction of the training units each tree sees, without replacement
         (stochastic GBRT, Friedman 2002); 1 uses every row.
     subsample_by : ``"rows"`` (Friedman) or ``"queries"`` (whole queries).
     feature_fraction : fraction of features drawn at each node (k-stochastic GBRT).
-    average_runs : number :math:`b` of independently seeded runs averaged into the model
+    average_runs : number $b$ of independently seeded runs averaged into the model
         (averaged k-stochastic GBRT); run ``i`` uses seed ``seed + i``.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
     metric, convention : validation metric and its convention (history, early stopping).
@@ -76,7 +75,7 @@ class GBRT(BoostedRanker):
 
     Attributes
     ----------
-    model_ : Ensemble, with ``base_score`` :math:`F_0 = \bar y` (0 with an ``init_model``).
+    model_ : Ensemble, with ``base_score`` $F_0 = \bar y$ (0 with an ``init_model``).
         With ``average_runs > 1`` its history keys are prefixed ``"run{i}:"`` and
         ``best_iteration`` is None (each run has its own).
     """
@@ -138,7 +137,7 @@ class GBRT(BoostedRanker):
 def averaged(runs: list) -> Ensemble:
     r"""One Ensemble scoring the mean of ``runs`` (same base score and prior model).
 
-    Its trees are every run's trees in run order, each weighted :math:`w / b`. One
+    Its trees are every run's trees in run order, each weighted $w / b$. One
     run is returned as it is.
     """
     if len(runs) == 1:

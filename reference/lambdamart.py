@@ -1,10 +1,10 @@
 r"""LambdaMART and LambdaSMART (Burges 2010; Wu, Burges, Svore & Gao 2010).
 
 LambdaMART is gradient boosting of regression trees on the LambdaRank gradients
-(:func:`objectives.lambdarank`): round :math:`m` fits a tree to the lambdas of the
+(:func:`objectives.lambdarank`): round $m$ fits a tree to the lambdas of the
 current scores and sets each leaf to the Newton step
 
-.. math:: \gamma_{lm} = \frac{\sum_{x_i \in R_{lm}} \lambda_i}{\sum_{x_i \in R_{lm}} w_i}
+$$\gamma_{lm} = \frac{\sum_{x_i \in R_{lm}} \lambda_i}{\sum_{x_i \in R_{lm}} w_i}$$
 
 (Burges 2010, Alg. 1), shrunk by the learning rate. LambdaSMART (Wu et al. 2010)
 is the same loop started from a prior model's scores: ``init_model``.
@@ -27,13 +27,14 @@ class LambdaMART(BoostedRanker):
     Parameters
     ----------
     n_trees, learning_rate : boosting rounds and shrinkage.
-    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2 :
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
+    cost_lambda :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`);
         ``min_samples_leaf`` is a count or a fraction of the round's rows.
     query_subsample : fraction of queries drawn without replacement for each tree.
     feature_fraction : fraction of features drawn at each node (k random features).
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
-    sigma : the RankNet sigmoid's steepness :math:`\sigma`.
+    sigma : the RankNet sigmoid's steepness $\sigma$.
     truncation : only pairs with a document in the current top ``truncation`` count
         (LightGBM's ``lambdarank_truncation_level``); None for all pairs.
     normalize : per-query LambdaRank normalisation, as LightGBM (``lambdarank_norm``) and

@@ -11,17 +11,17 @@ Observed values are never changed; only NaN entries are filled.
   missing rows sends them to a third child of their own (Ch. 4's separate
   branch; ``TreeParams.missing_split="separate"``, :mod:`tree`).
 * ``"zero"``, ``"one"``: NaN becomes 0 or 1.
-* ``"mean"``, ``"median"``: NaN of feature :math:`j` becomes the mean / median of
+* ``"mean"``, ``"median"``: NaN of feature $j$ becomes the mean / median of
   its observed training values (``np.nanmean`` / ``np.nanmedian`` in float64, then
   rounded to float32); a feature with no observed value fills 0.
 * ``"iterative"`` (Alg. 2): start from the mean fill, then for
-  ``ITERATIVE_ROUNDS`` rounds predict every feature :math:`j` that has both missing
+  ``ITERATIVE_ROUNDS`` rounds predict every feature $j$ that has both missing
   and observed training values from all the other features, and refill its
-  missing entries with the prediction. The model of feature :math:`j` in round
-  :math:`r` is a small least-squares GBRT (``IMPUTER``): base score the mean of
-  :math:`x_j` over the rows where it is observed, ``IMPUTER.n_trees`` trees grown
+  missing entries with the prediction. The model of feature $j$ in round
+  $r$ is a small least-squares GBRT (``IMPUTER``): base score the mean of
+  $x_j$ over the rows where it is observed, ``IMPUTER.n_trees`` trees grown
   by :func:`tree.grow_tree` on those rows only, with gradients
-  :math:`F(x) - x_j`, hessians 1, feature :math:`j` masked out at every node,
+  $F(x) - x_j$, hessians 1, feature $j$ masked out at every node,
   bins (``IMPUTER.max_bins``) of the round's filled matrix, each tree weighted
   ``IMPUTER.learning_rate``. A round is a Jacobi sweep: all its models are fitted
   on, and predict from, the matrix as it was at the start of the round; the

@@ -18,9 +18,9 @@ and on binned data (``uint8`` bins, ``MISSING_BIN`` for NaN) the same route read
 
 The score of an :class:`Ensemble` is
 
-.. math:: F(x) = F_0(x) + \sum_{t} w_t\, f_t(x),
+$$F(x) = F_0(x) + \sum_{t} w_t\, f_t(x),$$
 
-with :math:`F_0` the ``base_score`` plus, if present, the ``init_model``'s score
+with $F_0$ the ``base_score`` plus, if present, the ``init_model``'s score
 (LambdaSMART / IGBRT start from a prior model).
 
 Files are JSON (no pickle), versioned by ``FORMAT`` and ``VERSION``, and
@@ -119,7 +119,7 @@ class Ensemble:
     trees : list of Tree
     tree_weights : ndarray of float64, one per tree (shrinkage is folded into the
         leaf values; weights are 1 for boosting, 1/T for a forest, DART rescales them)
-    base_score : float, :math:`F_0` without the prior model
+    base_score : float, $F_0$ without the prior model
     n_features : int, the width of the feature matrix the model was trained on
     init_model : Ensemble or None, the prior model whose score is added (LambdaSMART, IGBRT)
     algorithm : str, e.g. ``"lambdamart"``
@@ -232,7 +232,7 @@ class McRankModel:
     ----------
     classifiers : list of K-1 Ensemble; classifier ``j`` scores the log-odds of ``y > labels[j]``
     labels : ndarray of float64, shape (K,), the sorted distinct training labels
-    relevance_weights : ndarray of float64, shape (K,), :math:`F(c_k)`
+    relevance_weights : ndarray of float64, shape (K,), $F(c_k)$
     n_features : int
     params : dict, the estimator's parameters (JSON-serialisable)
 

@@ -41,12 +41,12 @@ class TreeParams:
         Fraction of the features considered at each node, drawn anew per node
         (k random features per node: ``k = max(1, round(feature_fraction * d))``).
     lambda_l2 : float
-        L2 penalty on leaf values: :math:`v = -G / (H + \lambda)`.
+        L2 penalty on leaf values: $v = -G / (H + \lambda)$.
     min_gain_to_split : float
         A split is made only if its gain is strictly larger than this.
     cost_lambda : float
         Weight of the feature-cost penalty: a split on feature ``f`` scores
-        :math:`\mathrm{gain} - \lambda_c\,c_f`.
+        $\mathrm{gain} - \lambda_c\,c_f$.
     missing_split : {"learn", "separate"}
         Where a split sends the rows missing its feature: ``"learn"``, to the left or
         right child, whichever gains more; ``"separate"``, to a third child of their
@@ -143,9 +143,9 @@ class BoostParams:
     Parameters
     ----------
     n_trees : int
-        Boosting rounds :math:`M`.
+        Boosting rounds $M$.
     learning_rate : float
-        Shrinkage :math:`\eta`: tree :math:`m` adds :math:`\eta\,f_m(x)`.
+        Shrinkage $\eta$: tree $m$ adds $\eta\,f_m(x)$.
     tree : TreeParams
         How each tree is grown.
     subsample : float
@@ -234,7 +234,7 @@ class ForestParams:
     Parameters
     ----------
     n_trees : int
-        Trees :math:`T`; the forest scores :math:`\frac1T \sum_t f_t(x)`.
+        Trees $T$; the forest scores $\frac1T \sum_t f_t(x)$.
     tree : TreeParams
         How each tree is grown; ``tree.feature_fraction`` gives the k random
         features of each node.

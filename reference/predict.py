@@ -9,7 +9,7 @@ makes both routes agree on the data the thresholds came from.
 All rows move one level per step, so the loops run over tree depth, never over rows.
 An ensemble scores
 
-.. math:: F(x) = F_{\mathrm{init}}(x) + F_0 + \sum_t w_t f_t(x),
+$$F(x) = F_{\mathrm{init}}(x) + F_0 + \sum_t w_t f_t(x),$$
 
 summed in that order (prior model, base score, then trees in order).
 """
@@ -48,7 +48,7 @@ def predict_tree_binned(tree: Tree, binned) -> np.ndarray:
 
 
 def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
-    r"""The score :math:`F(x)` (float64) of every row of ``X`` (n_rows, ensemble.n_features).
+    r"""The score $F(x)$ (float64) of every row of ``X`` (n_rows, ensemble.n_features).
 
     A model with a fitted missing-value strategy (``ensemble.missing``) fills the NaN
     of ``X`` first (:meth:`model.MissingValues.transform`, its imputers scored by this function); its prior model then
