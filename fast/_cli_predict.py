@@ -19,7 +19,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from twinrank.reference.classification import McRankModel, load_model
+    from twinrank.reference.model import McRankModel, load_model
     from twinrank.reference.letor import read_letor, write_scores
 
     from ._threads import threads

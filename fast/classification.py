@@ -17,7 +17,6 @@ from twinrank.reference.classification import (
 )
 from twinrank.reference.model import McRankModel, load_model
 
-from . import predict
 from .engine import FAST
 
 __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
@@ -27,7 +26,7 @@ __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", 
 
 def classifier_scores(model: McRankModel, X):
     """Numba-parallel twin of `twinrank.reference.classification.classifier_scores` (parallel over rows)."""
-    return _classifier_scores(model.classifiers, X, predict.predict_ensemble)
+    return _classifier_scores(model.classifiers, X, FAST)
 
 
 def class_probabilities(model: McRankModel, X):

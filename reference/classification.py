@@ -43,10 +43,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import predict
 from ._estimator import BoostedRanker, with_progress
 from .boosting import run_boosting
 from .data import Dataset
+from .engine import REFERENCE
 from .errors import ParameterError
 from .model import MCRANK as ALGORITHM
 from .model import Ensemble, McRankModel, load_model
@@ -118,7 +118,7 @@ def fit_relevance_weights(probabilities, y) -> np.ndarray:
 
 def classifier_scores(model: McRankModel, X) -> np.ndarray:
     """The raw scores $s_j$ (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
-    return _classifier_scores(model.classifiers, X, predict.predict_ensemble)
+    return _classifier_scores(model.classifiers, X, REFERENCE)
 
 
 def class_probabilities(model: McRankModel, X) -> np.ndarray:
@@ -131,10 +131,10 @@ def expected_relevance(model: McRankModel, X) -> np.ndarray:
     return class_probabilities(model, X) @ model.relevance_weights
 
 
-def _classifier_scores(classifiers, X, predict_ensemble) -> np.ndarray:
-    """:func:`classifier_scores` with a twin's ``predict_ensemble`` (both twins share this)."""
+def _classifier_scores(classifiers, X, engine) -> np.ndarray:
+    """:func:`classifier_scores` on the kernels of ``engine`` (both twins share this)."""
     X = np.asarray(X)
-    columns = [predict_ensemble(c, X) for c in classifiers]  # K-1 arrays of (n_rows,)
+    columns = [engine.predict_ensemble(c, X) for c in classifiers]  # K-1 arrays of (n_rows,)
     return np.stack(columns, axis=1)  # (n_rows, K-1)
 
 
@@ -237,7 +237,7 @@ class McRank(BoostedRanker):
                        for j, c in enumerate(labels[:-1])]
         if params.mcrank.fit_weights:
             probabilities = probabilities_from_scores(
-                _classifier_scores(classifiers, train.X, self.engine.predict_ensemble))
+                _classifier_scores(classifiers, train.X, self.engine))
             weights = fit_relevance_weights(probabilities, train.y)
         else:
             weights = relevance_weights(labels, params.mcrank.weighting)
@@ -264,7 +264,7 @@ class McRank(BoostedRanker):
         model = self._fitted_model()
         X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
         with self.engine.threads(self.n_threads):
-            scores = _classifier_scores(model.classifiers, X, self.engine.predict_ensemble)
+            scores = _classifier_scores(model.classifiers, X, self.engine)
         return probabilities_from_scores(scores)
 
     @classmethod
