@@ -25,13 +25,13 @@ from _measure import load
 from generate import generate, queries_for_rows
 
 LOOP_PARTS = (  # (stopwatch label, what it is)
-    ("lambdas", "objective: LambdaRank gradients and hessians (`objectives.lambdarank`)"),
+    ("lambdas", "objective: LambdaRank gradients and hessians (`objectives.LambdaRank.gradients`)"),
     ("grow_tree", "tree: histograms, split search, partition (`tree.grow_tree`)"),
     ("score update", "training scores += new tree (`predict.predict_tree_binned`)"),
     ("training metric", "NDCG@10 of the training set after every tree (`metrics.evaluate`, only with `eval_train=True`)"),
 )
 CHECKS = (  # (label, what is checked), timed again on their own on sampled rounds
-    ("lambdarank", "`objectives.lambdarank`"),
+    # (LambdaRank's arguments are checked once per fit, when its loss object is made: not per round)
     ("metric", "`metrics.evaluate` (`metrics.prepare`)"),
 )
 
@@ -125,7 +125,7 @@ def _summary(watch, checks, total, n_trees, train, eval_train) -> dict:
     faults = {label: watch.faults[label] / n_trees for label in parts}
     round_ms = 1e3 * (total - watch.seconds["binning"]) / n_trees
     loop["other loop work"] = round_ms - sum(loop.values())
-    n_sampled = checks.calls["lambdarank"]
+    n_sampled = checks.calls["metric"]
     return {"rows": train.n_rows, "queries": train.n_queries, "features": train.n_features,
             "trees": n_trees, "eval_train": eval_train, "binning_s": watch.seconds["binning"], "round_ms": round_ms,
             "loop_ms": loop, "loop_page_faults": faults, "sampled_rounds": n_sampled,
