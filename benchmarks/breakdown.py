@@ -19,20 +19,19 @@ import json
 import resource
 import time
 from collections import defaultdict
-from types import SimpleNamespace
 
 from _frameworks import Settings
 from _measure import load
 from generate import generate, queries_for_rows
 
 LOOP_PARTS = (  # (stopwatch label, what it is)
-    ("lambdas", "objective: LambdaRank gradients and hessians (`objectives.lambdarank`)"),
+    ("lambdas", "objective: LambdaRank gradients and hessians (`objectives.LambdaRank.gradients`)"),
     ("grow_tree", "tree: histograms, split search, partition (`tree.grow_tree`)"),
     ("score update", "training scores += new tree (`predict.predict_tree_binned`)"),
     ("training metric", "NDCG@10 of the training set after every tree (`metrics.evaluate`, only with `eval_train=True`)"),
 )
 CHECKS = (  # (label, what is checked), timed again on their own on sampled rounds
-    ("lambdarank", "`objectives.lambdarank`"),
+    # (LambdaRank's arguments are checked once per fit, when its loss object is made: not per round)
     ("metric", "`metrics.evaluate` (`metrics.prepare`)"),
 )
 
@@ -67,10 +66,10 @@ def profile_fit(train, settings: Settings, *, eval_train: bool = False, sample_e
     objective and (with ``eval_train``) of the metric are also timed once more on
     their own; that extra work is excluded from the loop's total.
     """
-    from twinrank.fast import boosting, metrics, objectives
+    from twinrank.fast import metrics
+    from twinrank.fast.engine import FAST
     from twinrank.fast.lambdamart import LambdaMART
     from twinrank.reference.metrics import prepare
-    from twinrank.reference.objectives import _check_lambdarank
 
     watch, checks = Stopwatch(), Stopwatch()
     rounds, boost_seconds = [0], [0.0]  # the objective is the first kernel of every round
@@ -78,16 +77,12 @@ def profile_fit(train, settings: Settings, *, eval_train: bool = False, sample_e
     def sampled():
         return (rounds[0] - 1) % sample_every == 0
 
-    timed_lambdarank = watch.wrap("lambdas", objectives.lambdarank)
     timed_evaluate = watch.wrap("training metric", metrics.evaluate)
 
-    def lambdarank(*args, **kwargs):  # every argument passed through: ranking= included
-        rounds[0] += 1
-        if sampled():
-            bound = inspect.signature(objectives.lambdarank).bind(*args, **kwargs)
-            bound.apply_defaults()
-            checks.wrap("lambdarank", _check_lambdarank)(**bound.arguments)
-        return timed_lambdarank(*args, **kwargs)
+    class TimedLambdaRank(FAST.lambdarank):  # its arguments are checked once, when it is made
+        def gradients(self, *args):
+            rounds[0] += 1
+            return watch.wrap("lambdas", super().gradients)(*args)
 
     def evaluate(*args, **kwargs):
         if sampled():
@@ -97,25 +92,22 @@ def profile_fit(train, settings: Settings, *, eval_train: bool = False, sample_e
             checks.wrap("metric", prepare)(a["y"], a["scores"], a["query_offsets"], a["convention"], a["doc_ids"])
         return timed_evaluate(*args, **kwargs)
 
-    k = vars(boosting.KERNELS)
-    kernels = SimpleNamespace(**{**k, "grow_tree": watch.wrap("grow_tree", k["grow_tree"]),
-                                 "bin_thresholds": watch.wrap("binning", k["bin_thresholds"]),
-                                 "apply_bins": watch.wrap("binning", k["apply_bins"]),
-                                 "predict_tree_binned": watch.wrap("score update", k["predict_tree_binned"]),
-                                 "evaluate": evaluate})
+    engine = dataclasses.replace(
+        FAST, grow_tree=watch.wrap("grow_tree", FAST.grow_tree),
+        bin_thresholds=watch.wrap("binning", FAST.bin_thresholds),
+        apply_bins=watch.wrap("binning", FAST.apply_bins),
+        predict_tree_binned=watch.wrap("score update", FAST.predict_tree_binned),
+        evaluate=evaluate, lambdarank=TimedLambdaRank)
 
-    def boost(*args, **kwargs):  # fast boosting.boost, on the wrapped kernels
-        bound = inspect.signature(boosting.boost).bind(*args, **kwargs)
-        bound.apply_defaults()
-        start = time.perf_counter()
-        try:
-            return boosting.run_boosting(kernels, **bound.arguments)
-        finally:
-            boost_seconds[0] = time.perf_counter() - start
+    class TimedLambdaMART(LambdaMART):  # the fast estimator on the wrapped kernels
+        def fit_model(self, *args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return super().fit_model(*args, **kwargs)
+            finally:
+                boost_seconds[0] = time.perf_counter() - start
 
-    class TimedLambdaMART(LambdaMART):
-        _engine = SimpleNamespace(**{**vars(LambdaMART._engine), "boosting": SimpleNamespace(boost=boost),
-                                     "objectives": SimpleNamespace(lambdarank=lambdarank)})
+    TimedLambdaMART.engine = engine
 
     est = TimedLambdaMART(n_trees=settings.trees, learning_rate=settings.learning_rate, max_leaves=settings.leaves,
                           min_samples_leaf=settings.min_leaf, max_bins=settings.bins, truncation=settings.truncation,
@@ -133,7 +125,7 @@ def _summary(watch, checks, total, n_trees, train, eval_train) -> dict:
     faults = {label: watch.faults[label] / n_trees for label in parts}
     round_ms = 1e3 * (total - watch.seconds["binning"]) / n_trees
     loop["other loop work"] = round_ms - sum(loop.values())
-    n_sampled = checks.calls["lambdarank"]
+    n_sampled = checks.calls["metric"]
     return {"rows": train.n_rows, "queries": train.n_queries, "features": train.n_features,
             "trees": n_trees, "eval_train": eval_train, "binning_s": watch.seconds["binning"], "round_ms": round_ms,
             "loop_ms": loop, "loop_page_faults": faults, "sampled_rounds": n_sampled,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from .cli import add_engine_option, engine_module
+from ._cli_common import add_engine_option, engine_module
 
 DEMO_PARAMS = dict(n_trees=300, learning_rate=0.05, max_leaves=15, min_samples_leaf=20,
                    metric="ndcg@10", early_stopping_rounds=50, seed=0)

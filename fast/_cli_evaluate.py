@@ -9,7 +9,7 @@ import numpy as np
 from twinrank.reference.errors import DataFormatError
 from twinrank.reference.metrics import CONVENTIONS, DEFAULT_CONVENTION, parse_metric
 
-from .cli import add_engine_option, engine_module
+from ._cli_common import add_engine_option, engine_module
 
 DEFAULT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "p@10", "err@10", "mrr"]
 

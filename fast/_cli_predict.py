@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli import add_engine_option, engine_module
+from ._cli_common import add_engine_option, engine_module
 
 
 def add_parser(sub) -> None:
@@ -19,7 +19,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from twinrank.reference.classification import McRankModel, load_model
+    from twinrank.reference.model import McRankModel, load_model
     from twinrank.reference.letor import read_letor, write_scores
 
     from ._threads import threads

@@ -1,17 +1,24 @@
 """``twinrank train``: fit a ranker on a LETOR file and save it as a JSON model.
 
-Each flag maps to the estimator parameter of the same name; a flag the user
-leaves out keeps the estimator's default, and a flag the chosen algorithm does not
-take is an error rather than silently ignored.
+Each flag is generated from an estimator parameter and named after it
+(``max_leaves`` -> ``--max-leaves``; today's short flags such as ``--leaves`` stay as
+aliases), its type and help from the parameter's dataclass field
+(:mod:`twinrank.reference.params`). A flag the user leaves out keeps the estimator's
+default, and a flag the chosen algorithm does not take is an error rather than
+silently ignored.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
+import inspect
+import re
 import sys
 
 from twinrank.reference.errors import ParameterError
 
-from .cli import add_engine_option, engine_module
+from ._cli_common import add_engine_option, engine_module
 
 # --algorithm NAME -> (module, class)
 ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
@@ -36,63 +43,105 @@ def _true_or_false(text: str) -> bool:
     return choices[text.lower()]
 
 
-# (flag, estimator parameter, type, help); type bool: a switch giving True (left out: the default)
-FLAGS = [
-    ("--trees", "n_trees", int, "boosting rounds / trees"),
-    ("--leaves", "max_leaves", int, "max leaves per tree"),
-    ("--max-depth", "max_depth", int, "max depth of a tree"),
-    ("--learning-rate", "learning_rate", float, "shrinkage"),
-    ("--min-samples-leaf", "min_samples_leaf", None, "min rows per leaf: a count, or a fraction of the rows if < 1"),
-    ("--query-subsample", "query_subsample", float, "fraction of queries per tree"),
-    ("--feature-fraction", "feature_fraction", float, "fraction of features per node"),
-    ("--max-bins", "max_bins", int, "bins per feature (<= 255)"),
-    ("--sigma", "sigma", float, "RankNet sigmoid steepness"),
-    ("--truncation", "truncation", int, "only pairs with a document in the top N"),
-    ("--normalize", "normalize", _true_or_false,
-     "LambdaRank per-query normalisation as LightGBM/XGBoost (true, the default) or the paper's (false)"),
-    ("--target", "target", str, "metric the lambdas optimise (default: --metric)"),
-    ("--metric", "metric", str, "validation metric, e.g. ndcg@10"),
-    ("--convention", "convention", str, "metric convention preset: lightgbm, ranklib, letor, trec"),
-    ("--early-stopping", "early_stopping_rounds", int, "stop after N rounds without improvement"),
-    ("--overfit-tolerance", "overfit_tolerance", float,
-     "BL-MART: go on until the validation metric drops by more than this fraction"),
-    ("--init-model", "init_model", str, "prior model file to start from (LambdaSMART)"),
-    ("--seed", "seed", int, "seed of every random draw"),
-    ("--missing", "missing", str,
-     "missing values: learn (each split learns), separate (NaN rows get their own child),\n     or a fitted fill: zero, one, mean, median, iterative"),
-    ("--subsample", "subsample", float, "fraction of the rows (or queries: --subsample-by) per tree"),
-    ("--weighting", "weighting", _weighting,
-     "McRank's relevance weights: linear, square, exp2, or one number per label, e.g. 0,1,3"),
-    ("--fit-weights", "fit_weights", _true_or_false, "McRank: true to fit the relevance weights by least squares"),
-    ("--subsample-by", "subsample_by", str, "what --subsample draws: rows or queries"),
-    ("--average-runs", "average_runs", int, "GBRT: average this many runs, seeded seed, seed+1, ..."),
-    ("--bootstrap", "bootstrap", _true_or_false, "random forest: true to grow each tree on a bootstrap sample"),
-    ("--rf-trees", "rf_n_trees", int, "IGBRT: trees of the initial random forest"),
-    ("--rf-leaves", "rf_max_leaves", int, "IGBRT: max leaves per forest tree"),
-    ("--rf-max-depth", "rf_max_depth", int, "IGBRT: max depth of a forest tree"),
-    ("--rf-min-samples-leaf", "rf_min_samples_leaf", None, "IGBRT: min rows per forest leaf"),
-    ("--rf-feature-fraction", "rf_feature_fraction", float, "IGBRT: fraction of features per forest node"),
-    ("--rf-bootstrap", "rf_bootstrap", _true_or_false, "IGBRT: true to bootstrap each forest tree"),
-    ("--rf-query-subsample", "rf_query_subsample", float, "IGBRT: fraction of queries per forest tree"),
-    ("--eval-train", "eval_train", bool,
-     "also record the metric on the training set after every tree (costs one evaluation per tree)"),
-]
+# today's short flags, kept as aliases of the flags named after the parameters
+ALIASES = {"n_trees": ["--trees"], "max_leaves": ["--leaves"],
+           "early_stopping_rounds": ["--early-stopping"], "rf_n_trees": ["--rf-trees"],
+           "rf_max_leaves": ["--rf-leaves"], "n_threads": ["--threads"]}
+SWITCHES = ("eval_train",)  # a bare flag giving True (left out: the default)
+
+
+def flag(name: str) -> str:
+    """The flag of an estimator parameter: ``max_leaves`` -> ``--max-leaves``."""
+    return "--" + name.replace("_", "-")
+
+
+def estimator_classes() -> dict:
+    """``{algorithm: reference estimator class}`` (both twins share the signatures)."""
+    return {algorithm: getattr(importlib.import_module(f"twinrank.reference.{module}"), name)
+            for algorithm, (module, name) in ALGORITHMS.items()}
+
+
+def parameters() -> dict:
+    """``{parameter: {algorithm: default}}`` over every estimator's keyword parameters, in order."""
+    table = {}
+    for algorithm, cls in estimator_classes().items():
+        for p in inspect.signature(cls.__init__).parameters.values():
+            if p.kind == p.KEYWORD_ONLY:
+                table.setdefault(p.name, {})[algorithm] = p.default
+    return table
+
+
+def field_of(name: str):
+    """``(dataclass field, prefix)`` of the parameter ``name`` in the estimators' parameter objects."""
+    for cls in estimator_classes().values():
+        for entry in cls.param_objects:
+            prefix, params_class = entry if isinstance(entry, tuple) else ("", entry)
+            for f in dataclasses.fields(params_class):
+                if prefix + f.name == name:
+                    return f, params_class, prefix
+    raise KeyError(name)
+
+
+def _kind(name: str, annotation: str):
+    """The argparse type of a parameter, from its dataclass field's annotation."""
+    if name == "weighting":
+        return _weighting
+    if "bool" in annotation:
+        return _true_or_false
+    if "int" in annotation and "float" in annotation:
+        return _count_or_fraction
+    return {"int": int, "float": float}.get(annotation.split(" ")[0], str)
+
+
+def _help(name: str, params_class, prefix: str, defaults: dict) -> str:
+    """The field's description in its dataclass docstring, then the defaults per algorithm."""
+    text = _described(params_class).get(name[len(prefix):], "")
+    if prefix == "rf_":
+        text = f"IGBRT's forest: {text}"
+    values = {}
+    for algorithm, value in defaults.items():
+        values.setdefault(repr(value), []).append(algorithm)
+    shown = "; ".join(v if len(values) == 1 else f"{', '.join(a)}: {v}" for v, a in values.items())
+    return f"{text} (default: {shown})".replace("%", "%%")
+
+
+def _described(params_class) -> dict:
+    """``{field: first sentence}`` from a numpy-style ``Parameters`` section."""
+    found, name = {}, None
+    for line in (params_class.__doc__ or "").splitlines():
+        match = re.match(r"    (\w+) : ", line)
+        if match:
+            name = match.group(1)
+            found[name] = ""
+        elif name and line.startswith("        ") and not found[name].endswith("."):
+            found[name] = (found[name] + " " + line.strip()).strip()
+    plain = {k: re.sub(r":\w+:`~?([^`]+)`", r"\1", v).replace("``", "").replace("\\,", " ")
+             .replace("\\", "").replace("$", "") for k, v in found.items()}
+    return {k: re.split(r"(?<!e\.g\.)(?<=\.) ", v)[0] for k, v in plain.items()}
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("train", help="train a ranker and save the model",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Train a ranker on LETOR/SVMlight data and write the model as JSON. "
-                                   "Flags left out keep the algorithm's defaults.")
+                                   "Every parameter of the chosen algorithm's estimator has a flag of "
+                                   "its name (max_leaves: --max-leaves); flags left out keep the "
+                                   "algorithm's defaults.")
     p.add_argument("--train", required=True, help="training data (LETOR format, .gz ok)")
     p.add_argument("--valid", help="validation data: metric history and early stopping")
     p.add_argument("--model", required=True, help="where to write the model (JSON, written atomically)")
     p.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="lambdamart")
-    for flag, dest, kind, text in FLAGS:
-        if kind is bool:
-            p.add_argument(flag, dest=dest, action="store_true", default=None, help=text)
+    groups = {}
+    for name, defaults in parameters().items():
+        field, params_class, prefix = field_of(name)
+        title = "parameters of " + ", ".join(defaults)
+        group = groups.get(title) or groups.setdefault(title, p.add_argument_group(title))
+        flags = [flag(name), *ALIASES.get(name, [])]
+        text = _help(name, params_class, prefix, defaults)
+        if name in SWITCHES:
+            group.add_argument(*flags, dest=name, action="store_true", default=None, help=text)
         else:
-            p.add_argument(flag, dest=dest, type=kind or _count_or_fraction, help=text)
-    p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
+            group.add_argument(*flags, dest=name, type=_kind(name, str(field.type)), help=text)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_engine_option(p)
     p.set_defaults(run=run)
@@ -108,11 +157,11 @@ def estimator_from_args(args):
     module, name = ALGORITHMS[args.algorithm]
     cls = getattr(engine_module(args.engine, module), name)
     accepted = set(cls._param_names())
-    given = {dest: getattr(args, dest) for _, dest, _, _ in FLAGS if getattr(args, dest) is not None}
-    unknown = sorted(flag for flag, dest, _, _ in FLAGS if dest in given and dest not in accepted)
+    given = {name: getattr(args, name) for name in parameters() if getattr(args, name) is not None}
+    unknown = sorted(flag(name) for name in given if name not in accepted)
     if unknown:
         raise ParameterError(f"--algorithm {args.algorithm} does not take {', '.join(unknown)}")
-    return cls(**given, n_threads=args.threads)
+    return cls(**given)
 
 
 def planned_trees(est) -> int:

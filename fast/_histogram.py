@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-N_SLOTS = 256  # value bins 0..254 and MISSING_BIN
+from twinrank.reference.constants import N_SLOTS
+
 SLOT_SIZE = 3 * N_SLOTS  # [g, h, count] per slot: one feature's histogram, flattened
 ROW_BLOCK = 4096  # positions per block of the column pass
 GATHER_ROWS = 256  # rows per gathered block of the row pass

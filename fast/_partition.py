@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from twinrank.reference.binning import MISSING_BIN
+from twinrank.reference.constants import MISSING_BIN
 
 PARTITION_BLOCK = 16384
 

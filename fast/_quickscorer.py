@@ -57,8 +57,8 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import intrinsic
 
-from twinrank.reference.binning import MISSING_BIN
-from twinrank.reference.model import LEAF, Ensemble
+from twinrank.reference.constants import LEAF, MISSING_BIN
+from twinrank.reference.model import Ensemble
 
 __all__ = ["MAX_LEAVES", "fits", "pack", "score"]
 

@@ -12,7 +12,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from twinrank.reference.binning import MISSING_BIN, _check_width, _checked_matrix
+from twinrank.reference.binning import _check_width, _checked_matrix
+from twinrank.reference.constants import MISSING_BIN
 from twinrank.reference.params import check_int
 
 __all__ = ["MISSING_BIN", "bin_thresholds", "apply_bins"]

@@ -1,25 +1,23 @@
-"""Numba-parallel twin of `twinrank.reference.classification`: McRank on the fast kernels.
+"""Numba-parallel twin of `twinrank.reference.classification`: McRank on the engine ``FAST``.
 
-The classifiers are boosted by the fast :mod:`boosting` loop and scored by the fast
-:func:`predict.predict_ensemble`; turning their scores into probabilities and
+The classifiers are boosted by the shared loop on the fast kernels and scored by the
+fast :func:`predict.predict_ensemble`; turning their scores into probabilities and
 expected relevance is O(n_rows K), shared with the reference (the same objects:
 ``probabilities_from_scores``, ``relevance_weights``, ``fit_relevance_weights``,
-``classifier_seed``, ``McRankModel``, ``load_model``). ``n_threads`` sets numba's
-thread count during ``fit`` and ``predict``; the model does not depend on it.
+``classifier_seed``). ``McRankModel`` and ``load_model`` are the data model's
+(:mod:`twinrank.reference.model`). ``n_threads`` sets numba's thread count during
+``fit`` and ``predict``; the model does not depend on it.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from twinrank.reference import classification as _reference
 from twinrank.reference.classification import (
-    ALGORITHM, WEIGHTINGS, McRankModel, _classifier_scores, classifier_seed, fit_relevance_weights,
-    load_model, probabilities_from_scores, relevance_weights,
+    ALGORITHM, WEIGHTINGS, _classifier_scores, classifier_seed, fit_relevance_weights,
+    probabilities_from_scores, relevance_weights,
 )
+from twinrank.reference.model import McRankModel, load_model
 
-from . import boosting, objectives, predict
-from . import missing as missing_strategies
-from ._threads import threads
+from .engine import FAST
 
 __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
            "probabilities_from_scores", "relevance_weights", "fit_relevance_weights", "classifier_seed",
@@ -28,7 +26,7 @@ __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", 
 
 def classifier_scores(model: McRankModel, X):
     """Numba-parallel twin of `twinrank.reference.classification.classifier_scores` (parallel over rows)."""
-    return _classifier_scores(model.classifiers, X, predict.predict_ensemble)
+    return _classifier_scores(model.classifiers, X, FAST)
 
 
 def class_probabilities(model: McRankModel, X):
@@ -44,9 +42,4 @@ def expected_relevance(model: McRankModel, X):
 class McRank(_reference.McRank):
     __doc__ = "Numba-parallel twin of `twinrank.reference.classification.McRank`.\n" + (
         _reference.McRank.__doc__ or "")
-
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
-                              missing=missing_strategies)
-
-    def _threads(self):
-        return threads(self.n_threads)
+    engine = FAST

@@ -13,18 +13,10 @@ import sys
 
 from twinrank.reference.errors import TwinrankError
 
+from ._cli_common import add_engine_option, engine_module
+
 COMMANDS = ["train", "predict", "evaluate", "verify", "demo"]
-
-
-def engine_module(engine: str, name: str):
-    """``twinrank.<engine>.<name>``: the module of the chosen twin."""
-    return importlib.import_module(f"twinrank.{engine}.{name}")
-
-
-def add_engine_option(parser: argparse.ArgumentParser) -> None:
-    """Add ``--engine fast|reference`` to a command's parser."""
-    parser.add_argument("--engine", choices=["fast", "reference"], default="fast",
-                        help="which twin runs the command (default: fast)")
+__all__ = ["main", "build_parser", "COMMANDS", "add_engine_option", "engine_module"]
 
 
 def build_parser() -> argparse.ArgumentParser:

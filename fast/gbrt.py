@@ -1,18 +1,14 @@
-"""Numba-parallel twin of `twinrank.reference.gbrt`: the same estimator on the fast kernels.
+"""Numba-parallel twin of `twinrank.reference.gbrt`: the same estimator on the engine ``FAST``.
 
 ``n_threads`` sets numba's thread count during ``fit`` and ``predict``; the
 model does not depend on it.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from twinrank.reference import gbrt as _reference
 from twinrank.reference.gbrt import averaged, counting_from
 
-from . import boosting, objectives, predict
-from . import missing as missing_strategies
-from ._threads import threads
+from .engine import FAST
 
 __all__ = ["GBRT", "averaged", "counting_from"]
 
@@ -20,9 +16,4 @@ __all__ = ["GBRT", "averaged", "counting_from"]
 class GBRT(_reference.GBRT):
     __doc__ = "Numba-parallel twin of `twinrank.reference.gbrt.GBRT`.\n" + (
         _reference.GBRT.__doc__ or "")
-
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
-                              missing=missing_strategies)
-
-    def _threads(self):
-        return threads(self.n_threads)
+    engine = FAST

@@ -1,18 +1,14 @@
-"""Numba-parallel twin of `twinrank.reference.lambdamart`: the same estimator on the fast kernels.
+"""Numba-parallel twin of `twinrank.reference.lambdamart`: the same estimator on the engine ``FAST``.
 
 ``n_threads`` sets numba's thread count during ``fit`` and ``predict``; the
 model does not depend on it.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from twinrank.reference import lambdamart as _reference
 from twinrank.reference.lambdamart import TARGETS, parse_target
 
-from . import boosting, objectives, predict
-from . import missing as missing_strategies
-from ._threads import threads
+from .engine import FAST
 
 __all__ = ["LambdaMART", "parse_target", "TARGETS"]
 
@@ -20,9 +16,4 @@ __all__ = ["LambdaMART", "parse_target", "TARGETS"]
 class LambdaMART(_reference.LambdaMART):
     __doc__ = "Numba-parallel twin of `twinrank.reference.lambdamart.LambdaMART`.\n" + (
         _reference.LambdaMART.__doc__ or "")
-
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
-                              missing=missing_strategies)
-
-    def _threads(self):
-        return threads(self.n_threads)
+    engine = FAST

@@ -1,20 +1,29 @@
-"""Numba-parallel twin of `twinrank.reference.missing`: the same strategies, fitted on the fast kernels.
+"""Numba-parallel twin of `twinrank.reference.missing`: the same strategies, fitted and scored by fast kernels.
 
-:class:`MissingValues` (and its ``transform``) is plain NumPy preprocessing stored
-in the model, re-exported from the reference. Only the iterative strategy's
-imputers are grown here, by the fast grower (``boosting.KERNELS``).
+The imputation loop is the reference's :func:`twinrank.reference.missing.run_fit`,
+run on the engine :data:`twinrank.fast.engine.FAST`; the iterative strategy's
+imputers are grown by the fast grower and scored by the fast
+:func:`~twinrank.fast.predict.predict_ensemble`.
 """
 from __future__ import annotations
 
+from twinrank.reference import missing as _reference
 from twinrank.reference.missing import (IMPUTER, ITERATIVE_ROUNDS, SPLIT_STRATEGIES, STRATEGIES,
-                                        MissingValues, check_strategy, fill_values, run_fit)
+                                        check_strategy, fill_values, run_fit)
 
-from . import boosting
+from . import predict
+from .engine import FAST
 
-__all__ = ["MissingValues", "fit_missing", "fill_values", "check_strategy", "STRATEGIES", "SPLIT_STRATEGIES",
-           "ITERATIVE_ROUNDS", "IMPUTER"]
+__all__ = ["MissingValues", "fit_missing", "run_fit", "fill_values", "check_strategy", "STRATEGIES",
+           "SPLIT_STRATEGIES", "ITERATIVE_ROUNDS", "IMPUTER"]
+
+
+class MissingValues(_reference.MissingValues):
+    """Numba-parallel twin of `twinrank.reference.missing.MissingValues` (imputers scored here)."""
+
+    scorer = staticmethod(predict.predict_ensemble)
 
 
 def fit_missing(X, strategy: str = "learn") -> MissingValues:
     """Numba-parallel twin of `twinrank.reference.missing.fit_missing` (imputers on the fast grower)."""
-    return run_fit(boosting.KERNELS, X, strategy)
+    return run_fit(FAST, X, strategy)

@@ -12,11 +12,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from twinrank.reference import objectives as _reference
 from twinrank.reference.objectives import (
-    _check_lambdarank, _check_logistic, _check_offsets, _check_pointwise)
+    Loss, _check_lambdarank, _check_logistic, _check_offsets, _check_pointwise)
 
 from ._lambdarank import ERR, MAP, NDCG, lambdarank_kernel
 from ._ranking import rank_order_kernel
+
+__all__ = ["squared_error", "logistic", "rank_order", "lambdarank", "Loss", "SquaredError",
+           "Logistic", "LambdaRank"]
 
 _METRIC_CODES = {"ndcg": NDCG, "map": MAP, "err": ERR}
 
@@ -58,16 +62,57 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     """
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
+    g, h = np.empty_like(scores), np.empty_like(scores)
+    _lambdarank_into(y, scores, query_offsets, queries, (metric, k, sigma, truncation, gain, normalize),
+                     g, h, np.empty(0, np.int64) if ranking is None else ranking)
+    return g, h
+
+
+def _lambdarank_into(y, scores, query_offsets, queries, options, g, h, ranking):
+    """:func:`lambdarank` on checked arguments, writing ``g``, ``h`` (and ``ranking`` if not empty)."""
+    metric, k, sigma, truncation, gain, normalize = options
     whole_list = max(len(y), 1)  # no query is longer: a cutoff of "none"
-    every_query = len(queries) == len(query_offsets) - 1  # queries are unique: all of them
-    new = np.empty_like if every_query else np.zeros_like  # the kernel zeroes its queries' rows
-    g, h = new(scores), new(scores)
+    if len(queries) != len(query_offsets) - 1:  # queries are unique: not all of them
+        g.fill(0.0)  # the kernel writes only its queries' rows
+        h.fill(0.0)
     lambdarank_kernel(
         y, scores, query_offsets, queries, _METRIC_CODES[metric],
         whole_list if k is None else k, gain == "linear", y.max(initial=0.0), float(sigma),
-        whole_list if truncation is None else truncation, bool(normalize), g, h,
-        np.empty(0, np.int64) if ranking is None else ranking)
-    return g, h
+        whole_list if truncation is None else truncation, bool(normalize), g, h, ranking)
+
+
+class SquaredError(_reference.SquaredError):
+    """Numba-parallel twin of `twinrank.reference.objectives.SquaredError`."""
+
+    def gradients(self, scores, queries, g, h) -> None:
+        _squared_error_kernel(self.y, scores, g, h)
+
+
+class Logistic(_reference.Logistic):
+    """Numba-parallel twin of `twinrank.reference.objectives.Logistic`."""
+
+    def gradients(self, scores, queries, g, h) -> None:
+        _logistic_kernel(self.y, scores, g, h)
+
+
+class LambdaRank(_reference.LambdaRank):
+    """Numba-parallel twin of `twinrank.reference.objectives.LambdaRank`.
+
+    Keeps each round's ranked order (``lambdarank(ranking=...)``) as the next round's
+    starting point: scores move little between rounds, so each query is sorted by
+    insertion from there. The gradients never depend on it.
+    """
+
+    def __init__(self, y, query_offsets, **options):
+        super().__init__(y, query_offsets, **options)
+        self.ranking = np.empty(len(self.y), dtype=np.int64)  # (n_rows,) last round's order
+        self.every = np.arange(len(self.query_offsets) - 1, dtype=np.int64)
+        o = self.options
+        self.kernel_options = (o["metric"], o["k"], o["sigma"], o["truncation"], o["gain"], o["normalize"])
+
+    def gradients(self, scores, queries, g, h) -> None:
+        _lambdarank_into(self.y, scores, self.query_offsets, self.every if queries is None else queries,
+                         self.kernel_options, g, h, self.ranking)
 
 
 @njit(parallel=True, cache=True)

@@ -1,4 +1,6 @@
 """Parameter objects (shared data model, defined once in ``twinrank.reference.params``)."""
-from twinrank.reference.params import BoostParams, ForestParams, TreeParams
+from twinrank.reference.params import (AveragingParams, BoostParams, FitParams, ForestParams,
+                                       LambdaRankParams, McRankParams, TreeParams, from_names)
 
-__all__ = ["TreeParams", "BoostParams", "ForestParams"]
+__all__ = ["TreeParams", "BoostParams", "ForestParams", "LambdaRankParams", "FitParams",
+           "AveragingParams", "McRankParams", "from_names"]

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from twinrank.reference.binning import MISSING_BIN
-from twinrank.reference.model import LEAF, Ensemble, Tree
-from twinrank.reference.predict import _check_n_features, _checked_features, missing_applied
+from twinrank.reference.constants import LEAF, MISSING_BIN
+from twinrank.reference.model import Ensemble, MissingValues, Tree
+from twinrank.reference.predict import _check_n_features, _checked_features
 
 from . import _quickscorer
 
@@ -146,3 +146,10 @@ def _predict_packed(X, feature, threshold, left, right, missing, value, roots, w
             for i in range(first, last):
                 leaf = _leaf_of(X[i], roots[t], feature, threshold, left, right, missing)
                 scores[i] += weights[t] * value[leaf]
+
+
+def missing_applied(ensemble: Ensemble, X: np.ndarray) -> np.ndarray:
+    """Numba-parallel twin of `twinrank.reference.predict.missing_applied` (imputers scored here)."""
+    if ensemble.missing is None:
+        return X
+    return MissingValues.from_dict(ensemble.missing).transform(X, predict_ensemble)

@@ -12,22 +12,26 @@ both twins resolve them by one rule (`twinrank.reference.tree`, **Ties**).
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
-from twinrank.reference.binning import MISSING_BIN
-from twinrank.reference.model import LEAF, Tree
+from twinrank.reference.constants import LEAF, MISSING_BIN
+from twinrank.reference.model import Tree
 from twinrank.reference.params import TreeParams
 from twinrank.reference.tree import (COUNT, GAIN_TIE_RTOL, G, H, N_SLOTS, Split, _checked_inputs,
                                      _split_threshold, tie_floor)
 
+from . import _grower
 from ._grower import grow
+from ._threads import threads
 from ._layout import bin_layouts, root_counts
 from ._histogram import build_into, constant_hessian
 from ._split import best_split, left_stats
 
-__all__ = ["grow_tree", "build_histogram", "find_best_split", "tie_floor", "Split", "GAIN_TIE_RTOL",
-           "N_SLOTS", "G", "H", "COUNT"]
+__all__ = ["grow_tree", "grow_trees", "trees_at_once", "build_histogram", "find_best_split",
+           "tie_floor", "Split", "GAIN_TIE_RTOL", "N_SLOTS", "G", "H", "COUNT"]
 
 _NO_DEPTH_LIMIT = 2**62
 
@@ -42,7 +46,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)
-    n_nodes_max = 2 * params.max_leaves - 1
+    n_nodes_max = params.max_nodes
     nodes = _leaf_arrays(n_nodes_max)
     n_nodes = grow(
         *_flat_layouts(job.binned), np.ascontiguousarray(job.gradients),
@@ -126,3 +130,40 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
         c_left = left_stats(hist[f], bins[f], False)[2]
         missing_left = c_left >= c - c_left
     return Split(float(gains[f]), int(f), int(bins[f]), bool(missing_left))
+
+
+def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list:
+    """Numba-parallel twin of `twinrank.reference.tree.grow_trees`.
+
+    Grows :func:`trees_at_once` trees at a time, each on one numba thread, when that
+    is more than one; else one tree after the other, each on all threads. Each tree
+    is the same either way (the grower's result never depends on its thread count).
+    """
+    def grow_one(sample, n_threads=None):
+        rows, mask = sample
+        with threads(n_threads):
+            return grow_tree(binned, gradients, hessians, thresholds, params, rows=rows,
+                                  feature_mask=mask)
+
+    n_workers = min(len(samples), trees_at_once())
+    if n_workers <= 1:
+        return [grow_one(sample) for sample in samples]
+    with ThreadPoolExecutor(n_workers) as pool:
+        return list(pool.map(lambda sample: grow_one(sample, n_threads=1), samples))
+
+
+def trees_at_once() -> int:
+    """How many trees :func:`grow_trees` grows at once: numba's thread count, or 1.
+
+    Several trees at once need a grower that releases the GIL (``nogil``) and a
+    threading layer that may be entered from several threads (``omp`` or ``tbb``;
+    ``workqueue`` may not). Deep forest trees have many small nodes, where one tree
+    per thread beats all threads on each node.
+    """
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet: no layer chosen
+        return 1
+    if layer not in ("omp", "tbb") or not _grower.grow.targetoptions.get("nogil", False):
+        return 1
+    return numba.get_num_threads()

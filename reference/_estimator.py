@@ -1,29 +1,39 @@
-"""What every twinrank estimator shares: scikit-learn parameter handling, data coercion, save/load.
+"""What every twinrank estimator shares: parameters, the one template ``fit``, save/load.
 
-An estimator class is written once per twin; the fast class only swaps the twin's
-kernels (``_engine``) and may run on several threads (``_threads``).
+An estimator class is written once, in the reference; the fast class is a
+declaration, ``class LambdaMART(reference.LambdaMART): engine = FAST``. The
+template :meth:`RankerEstimator.fit` does what every algorithm does (parameters
+validated before any data work, inputs and eval sets coerced and checked once,
+missing values fitted once, the engine's threads, the fitted model stored); an
+algorithm supplies only :meth:`~RankerEstimator.fit_model`, its own part.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
 from .data import Dataset
+from .engine import REFERENCE
 from .errors import ParameterError
-from .missing import SPLIT_STRATEGIES, MissingValues, check_strategy
-from .model import Ensemble
-from .params import TreeParams
+from .missing import run_fit
+from .model import SPLIT_STRATEGIES, Ensemble, with_missing
+from .params import FitParams, TreeParams, from_names
 
 
 class RankerEstimator:
-    """Base class: ``get_params`` / ``set_params`` from the keyword-only ``__init__`` signature."""
+    """Base class: ``get_params`` / ``set_params`` from the keyword-only ``__init__`` signature.
 
-    _engine = None  # a namespace of the twin's modules, set by each concrete class
+    ``engine`` is the twin whose kernels ``fit`` and ``predict`` run on; ``param_objects``
+    are the parameter dataclasses whose fields are, by name, the estimator's parameters.
+    """
+
+    engine = REFERENCE
+    param_objects: tuple = (FitParams,)
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -52,16 +62,52 @@ class RankerEstimator:
                    if not _same(v, defaults.get(k))]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    def _threads(self):
-        """Context in which kernels run (the fast twin sets numba's thread count)."""
-        return contextlib.nullcontext()
+    def validated_params(self) -> SimpleNamespace:
+        """Every parameter as its parameter object (``.fit``, ``.tree``, ...), validated.
+
+        Raises ParameterError naming the parameter; ``fit`` calls it before any data work.
+        """
+        return SimpleNamespace(fit=from_names(FitParams, self.get_params()))
+
+    def fit(self, X, y=None, qid=None, *, eval_set=None, init_score=None, callback=None):
+        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
+
+        Only the first ``eval_set`` entry is used (metric history, early stopping).
+        ``init_score``: raw initial scores of the training rows (boosted rankers; not
+        saved with the model). ``callback(iteration, record)`` is called after every tree.
+        """
+        params = self.validated_params()
+        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        self.check_data(params, train, valid, init_score)
+        fitted = None
+        if params.fit.missing not in SPLIT_STRATEGIES:
+            fitted = run_fit(self.engine, train.X, params.fit.missing)
+            train, valid = _transformed(train, fitted), _transformed(valid, fitted)
+        with self.engine.threads(params.fit.n_threads):
+            model = self.fit_model(params, train, valid, init_score=init_score,
+                                   callback=self.progress(callback, params.fit.verbose))
+        self._set_fitted(with_missing(model, fitted))
+        return self
+
+    def progress(self, callback, verbose: int):
+        """``callback`` also printing every ``verbose``-th round (:func:`with_progress`)."""
+        return with_progress(callback, verbose)
+
+    def check_data(self, params, train: Dataset, valid: Dataset | None, init_score) -> None:
+        """Raise ParameterError if the data do not suit the parameters (before any fitting)."""
+        if init_score is not None:
+            raise ParameterError(f"{type(self).__name__} takes no init_score")
+
+    def fit_model(self, params, train: Dataset, valid: Dataset | None, *, init_score, callback):
+        """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled)."""
+        raise NotImplementedError
 
     def predict(self, X) -> np.ndarray:
         """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset)."""
         model = self._fitted_model()
         X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
-        with self._threads():
-            return self._engine.predict.predict_ensemble(model, X)
+        with self.engine.threads(self.n_threads):
+            return self.engine.predict_ensemble(model, X)
 
     def save(self, path) -> None:
         """Write the fitted model as versioned JSON, atomically."""
@@ -89,28 +135,23 @@ class RankerEstimator:
 
 
 class BoostedRanker(RankerEstimator):
-    """Base of the boosted estimators: their tree parameters and progress reporting."""
+    """Base of the tree estimators: their tree parameters and the stopping rule's needs."""
+
+    tree_fixed: dict = {}  # TreeParams fields the estimator does not expose
 
     def tree_params(self) -> TreeParams:
         """The validated :class:`TreeParams` of this estimator (``missing="separate"``: three-way splits)."""
-        return TreeParams(max_leaves=self.max_leaves, max_depth=self.max_depth,
-                          min_samples_leaf=self.min_samples_leaf,
-                          min_hessian_in_leaf=self.min_hessian_in_leaf, lambda_l2=self.lambda_l2,
-                          feature_fraction=self.feature_fraction,
-                          missing_split="separate" if self.missing == "separate" else "learn")
+        fit = from_names(FitParams, self.get_params())
+        return from_names(TreeParams, self.get_params(), missing_split=fit.missing_split,
+                          **self.tree_fixed)
 
-    def _missing_fitted(self, train: Dataset, valid: Dataset | None):
-        """Fit the ``missing`` strategy on ``train``: ``(train, valid)`` with it applied, and the fit.
-
-        The fit is None for ``"learn"`` and ``"separate"`` (nothing to apply: the grower
-        handles NaN, :meth:`tree_params`).
-        """
-        check_strategy(self.missing)
-        if self.missing in SPLIT_STRATEGIES:
-            return train, valid, None
-        fitted = self._engine.missing.fit_missing(train.X, self.missing)
-        return (_transformed(train, fitted), None if valid is None else _transformed(valid, fitted),
-                fitted)
+    def check_data(self, params, train, valid, init_score) -> None:
+        boost = getattr(params, "boost", None)
+        if valid is None and boost is not None and (
+                boost.early_stopping_rounds or boost.overfit_tolerance is not None):
+            raise ParameterError("early stopping needs an eval_set")
+        if init_score is not None and boost is None:
+            raise ParameterError(f"{type(self).__name__} takes no init_score")
 
     def _model_params(self) -> dict:
         """``get_params()`` as stored in the model file (a prior model is stored as a model)."""
@@ -120,14 +161,8 @@ class BoostedRanker(RankerEstimator):
         return params
 
 
-def with_missing(model: Ensemble, fitted: MissingValues | None) -> Ensemble:
-    """``model`` storing the fitted missing-value strategy (scoring applies it to every ``X``)."""
-    model.missing = None if fitted is None else fitted.to_dict()
-    return model
-
-
-def _transformed(data: Dataset, fitted: MissingValues) -> Dataset:
-    return dataclasses.replace(data, X=fitted.transform(data.X))
+def _transformed(data: Dataset | None, fitted) -> Dataset | None:
+    return None if data is None else dataclasses.replace(data, X=fitted.transform(data.X))
 
 
 def first_eval_set(eval_set):

@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .constants import MISSING_BIN  # noqa: F401  (re-exported: binning.MISSING_BIN)
 from .errors import ParameterError
 from .params import check_int
 
-MISSING_BIN = 255  # the uint8 bin of a missing (NaN) value; value bins are 0..254
 
 
 def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:

@@ -6,56 +6,56 @@ NIPS 2007: multiple *ordinal* classification, and the Expected Relevance that tu
 class probabilities into scores; compared with regression in A. Mohan's 2010 thesis,
 Table 3.1). ``docs/classification.md`` derives it step by step.
 
-Let :math:`c_0 < c_1 < \dots < c_{K-1}` be the distinct labels of the training data.
-For each threshold :math:`c_j`, :math:`j = 0, \dots, K-2`, a binary classifier models
+Let $c_0 < c_1 < \dots < c_{K-1}$ be the distinct labels of the training data.
+For each threshold $c_j$, $j = 0, \dots, K-2$, a binary classifier models
 
-.. math:: \hat G_j(x) = P(y > c_j \mid x) = \sigma(s_j(x)), \qquad \sigma(s) = 1 / (1 + e^{-s}),
+$$\hat G_j(x) = P(y > c_j \mid x) = \sigma(s_j(x)), \qquad \sigma(s) = 1 / (1 + e^{-s}),$$
 
-where :math:`s_j` is a boosted-trees logistic model (:func:`boosting.boost` with
-:func:`objectives.logistic` on the targets :math:`t_i = [y_i > c_j]`), started from
-the log-odds of the class prior, :math:`F_0 = \log(n_{>c_j} / n_{\le c_j})`.
-(Li et al. write the cumulative :math:`P(y \le c_j) = 1 - \hat G_j`; we model the
+where $s_j$ is a boosted-trees logistic model (:func:`boosting.boost` with
+:func:`objectives.logistic` on the targets $t_i = [y_i > c_j]$), started from
+the log-odds of the class prior, $F_0 = \log(n_{>c_j} / n_{\le c_j})$.
+(Li et al. write the cumulative $P(y \le c_j) = 1 - \hat G_j$; we model the
 complement so that every classifier's score grows with relevance.)
 
 The classifiers are fit independently, so their estimates may cross. They are made
 monotone by a running minimum over the thresholds, which is the same as making the
-cumulative :math:`P(y \le c_j)` non-decreasing in :math:`j` by a running maximum:
+cumulative $P(y \le c_j)$ non-decreasing in $j$ by a running maximum:
 
-.. math:: G_j = \min_{j' \le j} \hat G_{j'}.
+$$G_j = \min_{j' \le j} \hat G_{j'}.$$
 
 The class probabilities are the differences
 
-.. math:: p_0 = 1 - G_0, \qquad p_k = G_{k-1} - G_k \;(0 < k < K-1), \qquad p_{K-1} = G_{K-2},
+$$p_0 = 1 - G_0, \qquad p_k = G_{k-1} - G_k \;(0 < k < K-1), \qquad p_{K-1} = G_{K-2},$$
 
 non-negative and summing to 1, and a document's score is its expected relevance
 
-.. math:: S(x) = \sum_{k=0}^{K-1} p_k(x)\, F(c_k)
-         = F(c_0) + \sum_{j=0}^{K-2} G_j(x)\, \big(F(c_{j+1}) - F(c_j)\big),
+$$S(x) = \sum_{k=0}^{K-1} p_k(x)\, F(c_k)
+= F(c_0) + \sum_{j=0}^{K-2} G_j(x)\, \big(F(c_{j+1}) - F(c_j)\big),$$
 
-with the weighting :math:`F` ("linear" :math:`c`, "square" :math:`c^2`, "exp2"
-:math:`2^c - 1`, or a user array), or weights fitted by least squares
-(:func:`fit_relevance_weights`). With a non-decreasing :math:`F`, :math:`S` grows with
-every :math:`G_j`.
+with the weighting $F$ ("linear" $c$, "square" $c^2$, "exp2"
+$2^c - 1$, or a user array), or weights fitted by least squares
+(:func:`fit_relevance_weights`). With a non-decreasing $F$, $S$ grows with
+every $G_j$.
 """
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 
-from . import boosting, objectives, predict
-from . import missing as missing_strategies
-from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_missing, with_progress
+from ._estimator import BoostedRanker, with_progress
+from .boosting import run_boosting
 from .data import Dataset
-from .errors import ModelFormatError, ParameterError
-from .model import FORMAT, VERSION, Ensemble, _decode, _encode, write_json_atomic
+from .engine import REFERENCE
+from .errors import ParameterError
+from .model import MCRANK as ALGORITHM
+from .model import Ensemble, McRankModel, load_model
 from .objectives import _sigmoid_pair
-from .params import BoostParams
+from .params import WEIGHTINGS, BoostParams, FitParams, McRankParams, TreeParams, from_names
 
-ALGORITHM = "mcrank"
-WEIGHTINGS = ("linear", "square", "exp2")
+__all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
+           "probabilities_from_scores", "relevance_weights", "fit_relevance_weights",
+           "classifier_seed", "load_model", "ALGORITHM", "WEIGHTINGS"]
 
 
 def classifier_seed(seed: int, j: int) -> int:
@@ -68,11 +68,11 @@ def classifier_seed(seed: int, j: int) -> int:
 
 
 def relevance_weights(labels, weighting="linear") -> np.ndarray:
-    r"""The weights :math:`F(c_k)` (float64, shape (K,)) of the sorted distinct ``labels``.
+    r"""The weights $F(c_k)$ (float64, shape (K,)) of the sorted distinct ``labels``.
 
-    ``weighting`` is ``"linear"`` (:math:`c`), ``"square"`` (:math:`c^2`), ``"exp2"``
-    (:math:`2^c - 1`, DCG's gain; :math:`2^c` would add the constant
-    :math:`\sum_k p_k = 1` to every score and rank the same), or an array of K finite
+    ``weighting`` is ``"linear"`` ($c$), ``"square"`` ($c^2$), ``"exp2"``
+    ($2^c - 1$, DCG's gain; $2^c$ would add the constant
+    $\sum_k p_k = 1$ to every score and rank the same), or an array of K finite
     numbers, one per label in increasing order.
     """
     labels = np.asarray(labels, dtype=np.float64)
@@ -90,11 +90,11 @@ def relevance_weights(labels, weighting="linear") -> np.ndarray:
 def probabilities_from_scores(scores) -> np.ndarray:
     r"""Class probabilities (float64, shape (n_rows, K)) from the classifiers' raw scores.
 
-    ``scores`` (n_rows, K-1): column ``j`` is :math:`s_j`, the log-odds of
-    :math:`y > c_j`. Returns :math:`p_k` of the module docstring: the running minimum of
-    :math:`\sigma(s_j)` over ``j``, then differences. Every entry is >= 0 and each row
-    sums to 1 up to rounding (:math:`p_0 = \sigma(-s_0)` and :math:`\sigma(s_0)` come
-    from one :math:`e^{-|s_0|}`). O(n_rows K).
+    ``scores`` (n_rows, K-1): column ``j`` is $s_j$, the log-odds of
+    $y > c_j$. Returns $p_k$ of the module docstring: the running minimum of
+    $\sigma(s_j)$ over ``j``, then differences. Every entry is >= 0 and each row
+    sums to 1 up to rounding ($p_0 = \sigma(-s_0)$ and $\sigma(s_0)$ come
+    from one $e^{-|s_0|}$). O(n_rows K).
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2 or scores.shape[1] < 1 or np.isnan(scores).any():
@@ -106,135 +106,36 @@ def probabilities_from_scores(scores) -> np.ndarray:
 
 
 def fit_relevance_weights(probabilities, y) -> np.ndarray:
-    r"""Weights :math:`w` (shape (K,)) minimising :math:`\sum_i (y_i - \sum_k p_{ik} w_k)^2`.
+    r"""Weights $w$ (shape (K,)) minimising $\sum_i (y_i - \sum_k p_{ik} w_k)^2$.
 
     Ordinary least squares of the labels on the class probabilities
     (``numpy.linalg.lstsq``; the minimum-norm solution when a class is never
-    predicted). No intercept is needed: the :math:`p_{ik}` of a row sum to 1.
+    predicted). No intercept is needed: the $p_{ik}$ of a row sum to 1.
     """
     return np.linalg.lstsq(np.asarray(probabilities, dtype=np.float64),
                            np.asarray(y, dtype=np.float64), rcond=None)[0]
 
 
-@dataclass
-class McRankModel:
-    """A fitted McRank: one logistic :class:`Ensemble` per threshold, and the relevance weights.
-
-    Attributes
-    ----------
-    classifiers : list of K-1 Ensemble; classifier ``j`` scores the log-odds of ``y > labels[j]``
-    labels : ndarray of float64, shape (K,), the sorted distinct training labels
-    relevance_weights : ndarray of float64, shape (K,), :math:`F(c_k)`
-    n_features : int
-    params : dict, the estimator's parameters (JSON-serialisable)
-
-    On disk it is one JSON document of the model format (``format``, ``version``) with
-    ``algorithm = "mcrank"``, ``labels``, ``relevance_weights``, ``params`` and
-    ``classifiers``, each a complete model document of its own.
-    """
-
-    classifiers: list
-    labels: np.ndarray
-    relevance_weights: np.ndarray
-    n_features: int
-    params: dict = field(default_factory=dict)
-
-    algorithm = ALGORITHM  # class constants, not fields: what the CLI reports of any model
-    best_iteration = None
-
-    def __post_init__(self):
-        self.labels = np.asarray(self.labels, dtype=np.float64)
-        self.relevance_weights = np.asarray(self.relevance_weights, dtype=np.float64)
-        k = len(self.labels)
-        if k < 2 or np.any(np.diff(self.labels) <= 0):
-            raise ModelFormatError(f"McRank labels must be >= 2 increasing numbers, got {self.labels.tolist()}")
-        if len(self.classifiers) != k - 1 or self.relevance_weights.shape != (k,):
-            raise ModelFormatError(f"{k} labels need {k - 1} classifiers and {k} weights, got "
-                                   f"{len(self.classifiers)} and {len(self.relevance_weights)}")
-        if any(c.n_features != self.n_features for c in self.classifiers):
-            raise ModelFormatError(f"every classifier must take {self.n_features} features")
-
-    @property
-    def n_trees(self) -> int:
-        return sum(c.n_trees for c in self.classifiers)
-
-    def to_dict(self) -> dict:
-        """The model as one JSON-ready document: labels, weights and every classifier."""
-        return {"format": FORMAT, "version": VERSION, "algorithm": ALGORITHM,
-                "n_features": int(self.n_features), "labels": _encode(self.labels),
-                "relevance_weights": _encode(self.relevance_weights), "params": self.params,
-                "classifiers": [c.to_dict() for c in self.classifiers]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "McRankModel":
-        """The model of :meth:`to_dict`; ModelFormatError for a wrong format, version or field."""
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ModelFormatError("not a twinrank model")
-        if d.get("version") != VERSION:
-            raise ModelFormatError(
-                f"model format version {d.get('version')!r} is not supported (this twinrank reads {VERSION})")
-        if d.get("algorithm") != ALGORITHM:
-            raise ModelFormatError(f"a {d.get('algorithm')!r} model is not an McRank model")
-        try:
-            return cls(classifiers=[Ensemble.from_dict(c) for c in d["classifiers"]],
-                       labels=_decode(d["labels"]), relevance_weights=_decode(d["relevance_weights"]),
-                       n_features=int(d["n_features"]), params=d.get("params", {}))
-        except KeyError as e:
-            raise ModelFormatError(f"model is missing field {e.args[0]!r}") from None
-
-    def save(self, path) -> None:
-        """Write the model as JSON, atomically (temporary file, then rename)."""
-        write_json_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path) -> "McRankModel":
-        """Read a McRank model file (written by either twin)."""
-        d = _read_json(path)
-        try:
-            return cls.from_dict(d)
-        except ModelFormatError as e:
-            raise ModelFormatError(f"{path}: {e}") from None
-
-
-def load_model(path) -> "Ensemble | McRankModel":
-    """The model of a twinrank model file: an :class:`McRankModel` if its algorithm is
-    ``"mcrank"``, else an :class:`Ensemble`."""
-    d = _read_json(path)
-    model_type = McRankModel if isinstance(d, dict) and d.get("algorithm") == ALGORITHM else Ensemble
-    try:
-        return model_type.from_dict(d)
-    except ModelFormatError as e:
-        raise ModelFormatError(f"{path}: {e}") from None
-
-
 def classifier_scores(model: McRankModel, X) -> np.ndarray:
-    """The raw scores :math:`s_j` (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
-    return _classifier_scores(model.classifiers, X, predict.predict_ensemble)
+    """The raw scores $s_j$ (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
+    return _classifier_scores(model.classifiers, X, REFERENCE)
 
 
 def class_probabilities(model: McRankModel, X) -> np.ndarray:
-    """The class probabilities :math:`p_k` (float64, shape (n_rows, K)) of the rows of ``X``."""
+    """The class probabilities $p_k$ (float64, shape (n_rows, K)) of the rows of ``X``."""
     return probabilities_from_scores(classifier_scores(model, X))
 
 
 def expected_relevance(model: McRankModel, X) -> np.ndarray:
-    r"""The expected relevance :math:`\sum_k p_k F(c_k)` (float64, shape (n_rows,)) of the rows of ``X``."""
+    r"""The expected relevance $\sum_k p_k F(c_k)$ (float64, shape (n_rows,)) of the rows of ``X``."""
     return class_probabilities(model, X) @ model.relevance_weights
 
 
-def _classifier_scores(classifiers, X, predict_ensemble) -> np.ndarray:
-    """:func:`classifier_scores` with a twin's ``predict_ensemble`` (both twins share this)."""
+def _classifier_scores(classifiers, X, engine) -> np.ndarray:
+    """:func:`classifier_scores` on the kernels of ``engine`` (both twins share this)."""
     X = np.asarray(X)
-    columns = [predict_ensemble(c, X) for c in classifiers]  # K-1 arrays of (n_rows,)
+    columns = [engine.predict_ensemble(c, X) for c in classifiers]  # K-1 arrays of (n_rows,)
     return np.stack(columns, axis=1)  # (n_rows, K-1)
-
-
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
 
 
 class McRank(BoostedRanker):
@@ -243,16 +144,17 @@ class McRank(BoostedRanker):
     Parameters
     ----------
     n_trees, learning_rate : boosting rounds and shrinkage, of every classifier.
-    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2 :
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
+    cost_lambda :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`).
     subsample : fraction of the training rows drawn without replacement for each tree
         (stochastic gradient boosting, Friedman 2002).
     feature_fraction : fraction of features drawn at each node.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
-    weighting : :math:`F` of the expected relevance: ``"linear"``, ``"square"``,
+    weighting : $F$ of the expected relevance: ``"linear"``, ``"square"``,
         ``"exp2"`` or an array with one weight per distinct training label in increasing
         order (see :func:`relevance_weights`).
-    fit_weights : fit :math:`F` instead, by least squares of the training labels on the
+    fit_weights : fit $F$ instead, by least squares of the training labels on the
         training rows' class probabilities (:func:`fit_relevance_weights`); ``weighting``
         is then unused and must not be an array.
     eval_train : record each classifier's NDCG@10 on the training set after every tree
@@ -271,8 +173,8 @@ class McRank(BoostedRanker):
     Attributes
     ----------
     model_ : McRankModel
-    classes_ : ndarray, the distinct training labels :math:`c_k`
-    relevance_weights_ : ndarray, :math:`F(c_k)`
+    classes_ : ndarray, the distinct training labels $c_k$
+    relevance_weights_ : ndarray, $F(c_k)$
     history_ : dict of lists, ``"y>c:valid:ndcg@10"`` (with an ``eval_set``) and
         ``"y>c:train:ndcg@10"`` (with ``eval_train``) per round of the classifier of
         threshold ``c``: NDCG@10 of the graded labels ranked by its score; empty with neither.
@@ -280,79 +182,89 @@ class McRank(BoostedRanker):
     Notes
     -----
     Classifier ``j`` is one boosting run (:func:`boosting.boost`) on the graded
-    training data with the logistic gradients of the targets :math:`[y > c_j]`, so it
+    training data with the logistic gradients of the targets $[y > c_j]$, so it
     can record NDCG@10 of its own score. No early stopping: every classifier grows
     ``n_trees`` trees (fewer if no split improves its loss).
     """
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
-                              missing=missing_strategies)
+    param_objects = (TreeParams, BoostParams, McRankParams, FitParams)
 
-    def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
-                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
-                 feature_fraction=1.0, max_bins=255, weighting="linear", fit_weights=False,
-                 eval_train=False, missing="learn", seed=0, n_threads=None, verbose=0):
+    def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
+                 max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
+                 min_samples_leaf=TreeParams.min_samples_leaf,
+                 min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
+                 min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 subsample=BoostParams.subsample, feature_fraction=TreeParams.feature_fraction,
+                 max_bins=BoostParams.max_bins, weighting=McRankParams.weighting,
+                 fit_weights=McRankParams.fit_weights, eval_train=BoostParams.eval_train,
+                 missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def boost_params(self, seed=None) -> BoostParams:
         """The validated :class:`BoostParams` of every classifier (``seed``: the classifier's seed)."""
-        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate,
-                           tree=self.tree_params(), subsample=self.subsample, subsample_by="rows",
-                           max_bins=self.max_bins, seed=self.seed if seed is None else seed,
-                           eval_train=self.eval_train)
+        values = self.get_params()
+        return from_names(BoostParams, {**values, "seed": values["seed"] if seed is None else seed},
+                          tree=self.tree_params(), subsample_by="rows")
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
-        """Fit one classifier per threshold on ``X, y, qid`` (or a Dataset).
+    def validated_params(self) -> SimpleNamespace:
+        values = self.get_params()
+        return SimpleNamespace(fit=from_names(FitParams, values), boost=self.boost_params(),
+                               mcrank=from_names(McRankParams, values))
 
-        ``eval_set`` (list of ``(X, y, qid)`` or Datasets; the first is used) only adds
-        each classifier's validation NDCG@10 to ``history_``. ``callback(iteration, record)``
-        is called after every tree of every classifier, the record's keys prefixed ``"y>c:"``.
-        """
-        self.boost_params()
-        if not isinstance(self.fit_weights, (bool, np.bool_)):
-            raise ParameterError(f"fit_weights must be True or False, got {self.fit_weights!r}")
-        if self.fit_weights and not isinstance(self.weighting, str):
-            raise ParameterError("give a weighting array or fit_weights=True, not both")
-        train = as_dataset(X, y, qid)
+    def check_data(self, params, train, valid, init_score) -> None:
+        super().check_data(params, train, valid, init_score)
+        if init_score is not None:
+            raise ParameterError("McRank takes no init_score")
         labels = np.unique(train.y)  # (K,) sorted
         if len(labels) < 2:
             raise ParameterError(f"McRank needs at least two distinct labels, got {labels.tolist()}")
-        weights = None if self.fit_weights else relevance_weights(labels, self.weighting)
-        train, valid, fitted = self._missing_fitted(train, first_eval_set(eval_set))
-        with self._threads():
-            classifiers = [with_missing(self._fit_classifier(train, valid, c, j, callback), fitted)
-                           for j, c in enumerate(labels[:-1])]
-            if self.fit_weights:
-                probabilities = probabilities_from_scores(
-                    _classifier_scores(classifiers, train.X, self._engine.predict.predict_ensemble))
-                weights = fit_relevance_weights(probabilities, train.y)
-        self._set_fitted(McRankModel(classifiers, labels, weights, train.n_features, self._model_params()))
-        return self
+        if not params.mcrank.fit_weights:
+            relevance_weights(labels, params.mcrank.weighting)
 
-    def _fit_classifier(self, train: Dataset, valid, threshold: float, j: int, callback) -> Ensemble:
+    def progress(self, callback, verbose: int):
+        """The callback as is: each classifier prints its own progress (``_fit_classifier``)."""
+        return callback
+
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """One classifier per threshold; ``eval_set`` only adds each one's validation NDCG@10.
+
+        ``callback(iteration, record)`` is called after every tree of every classifier,
+        the record's keys prefixed ``"y>c:"``.
+        """
+        labels = np.unique(train.y)  # (K,) sorted
+        classifiers = [self._fit_classifier(params, train, valid, c, j, callback)
+                       for j, c in enumerate(labels[:-1])]
+        if params.mcrank.fit_weights:
+            probabilities = probabilities_from_scores(
+                _classifier_scores(classifiers, train.X, self.engine))
+            weights = fit_relevance_weights(probabilities, train.y)
+        else:
+            weights = relevance_weights(labels, params.mcrank.weighting)
+        return McRankModel(classifiers, labels, weights, train.n_features, self._model_params())
+
+    def _fit_classifier(self, params, train: Dataset, valid, threshold: float, j: int,
+                        callback) -> Ensemble:
         """Boost the logistic classifier of ``y > threshold`` from the log-odds of its prior."""
-        targets = (train.y > threshold).astype(np.float64)  # (n_rows,) t_i = [y_i > c_j]
-        n_above = targets.sum()
-        base_score = float(np.log(n_above) - np.log(train.n_rows - n_above))
-        logistic = self._engine.objectives.logistic
+        loss = self.engine.logistic((train.y > threshold).astype(np.float64))  # t_i = [y_i > c_j]
         seed = classifier_seed(self.seed, j)
-        return self._engine.boosting.boost(
-            train, lambda scores, queries: logistic(targets, scores), self.boost_params(seed),
-            valid=valid, algorithm="mcrank-classifier",
-            model_params={"threshold": float(threshold), "seed": seed}, base_score=base_score,
-            callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), self.verbose,
+        return run_boosting(
+            self.engine, train, loss, self.boost_params(seed), valid=valid,
+            algorithm="mcrank-classifier", model_params={"threshold": float(threshold), "seed": seed},
+            base_score=loss.baseline(),
+            callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
                                    label=f"y>{threshold:g} "))
 
     def predict(self, X) -> np.ndarray:
-        r"""The expected relevance :math:`\sum_k p_k F(c_k)` of every row of ``X`` (array or Dataset)."""
+        r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset)."""
         return self.predict_proba(X) @ self._fitted_model().relevance_weights
 
     def predict_proba(self, X) -> np.ndarray:
         """The class probabilities (n_rows, K) of the rows of ``X``; column ``k`` is ``classes_[k]``."""
         model = self._fitted_model()
         X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
-        with self._threads():
-            scores = _classifier_scores(model.classifiers, X, self._engine.predict.predict_ensemble)
+        with self.engine.threads(self.n_threads):
+            scores = _classifier_scores(model.classifiers, X, self.engine)
         return probabilities_from_scores(scores)
 
     @classmethod

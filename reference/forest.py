@@ -1,36 +1,34 @@
 r"""Random forests for ranking (Breiman 2001; Ibrahim 2021) and IGBRT (Mohan et al. 2011).
 
-**Random forest.** :math:`T` regression trees, each grown
+**Random forest.** $T$ regression trees, each grown
 
 1. on its own sample of the training set: a bootstrap sample of the rows
-   (:math:`n` draws with replacement; a row drawn twice counts twice), or the
+   ($n$ draws with replacement; a row drawn twice counts twice), or the
    rows of a random fraction ``query_subsample`` of the queries drawn without
-   replacement (Ibrahim's sub-sample size :math:`p`), or a bootstrap of those rows;
+   replacement (Ibrahim's sub-sample size $p$), or a bootstrap of those rows;
 2. with k random features considered at each node (``feature_fraction``);
 3. unpruned: a node is split until it is pure, holds fewer than
    ``2 * min_samples_leaf`` rows, or the tree has ``max_leaves`` leaves;
 
-and the forest scores their mean, :math:`F(x) = \frac1T \sum_t f_t(x)` (tree weights
-:math:`1/T`, base score 0). A forest tree is the engine's Newton tree
-(:func:`tree.grow_tree`) on :math:`g_i = -y_i`, :math:`h_i = 1` (no L2 penalty): a
-node of :math:`n` rows has :math:`G = -\sum y_i = -n \bar y`, :math:`H = n`, so
+and the forest scores their mean, $F(x) = \frac1T \sum_t f_t(x)$ (tree weights
+$1/T$, base score 0). A forest tree is the engine's Newton tree
+(:func:`tree.grow_tree`) on $g_i = -y_i$, $h_i = 1$ (no L2 penalty): a
+node of $n$ rows has $G = -\sum y_i = -n \bar y$, $H = n$, so
 
-.. math::
-
-    v = -\frac{G}{H} = \bar y, \qquad
-    \mathrm{gain} = \frac{G_L^2}{H_L} + \frac{G_R^2}{H_R} - \frac{G^2}{H}
-                  = n_L \bar y_L^2 + n_R \bar y_R^2 - n \bar y^2,
+$$v = -\frac{G}{H} = \bar y, \qquad
+\mathrm{gain} = \frac{G_L^2}{H_L} + \frac{G_R^2}{H_R} - \frac{G^2}{H}
+= n_L \bar y_L^2 + n_R \bar y_R^2 - n \bar y^2,$$
 
 the leaf value is the mean label of its rows and the gain is CART's decrease of
-the squared error :math:`\sum (y_i - \bar y)^2` (Breiman et al. 1984): each tree is
+the squared error $\sum (y_i - \bar y)^2$ (Breiman et al. 1984): each tree is
 a CART regression tree on binned features.
 
 **IGBRT** (Mohan, Chen & Weinberger 2011): gradient boosting of the squared error
 (:mod:`gbrt`) started from a random forest's scores instead of the mean label,
 
-.. math:: F(x) = \mathrm{RF}(x) + \eta \sum_{m=1}^{M} f_m(x),
+$$F(x) = \mathrm{RF}(x) + \eta \sum_{m=1}^{M} f_m(x),$$
 
-the boosted trees fitting the residuals :math:`y_i - \mathrm{RF}(x_i)`. The forest is
+the boosted trees fitting the residuals $y_i - \mathrm{RF}(x_i)$. The forest is
 the model's ``init_model``, saved inside it.
 
 **Random draws**, from ``make_rng(seed)``, per tree in tree order: the query
@@ -47,29 +45,20 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import binning, boosting, metrics, objectives, predict, tree
-from . import missing as missing_strategies
-from ._estimator import BoostedRanker, as_dataset, first_eval_set, with_missing, with_progress
-from .data import Dataset
+from ._estimator import BoostedRanker
+from .data import Dataset, query_rows
+from .engine import REFERENCE, Engine
 from .errors import ParameterError
-from .gbrt import GBRT, _check_stopping, counting_from
+from .gbrt import GBRT, counting_from
 from .model import Ensemble
-from .params import BoostParams, ForestParams
+from .params import BoostParams, FitParams, ForestParams, TreeParams, from_names
 from .sampling import bootstrap, feature_masks, make_rng, subsample
+from .tree import grow_trees
+
+__all__ = ["RandomForest", "IGBRT", "grow_forest", "grow_trees", "run_forest", "tree_sample",
+           "TREES_PER_BATCH"]
 
 TREES_PER_BATCH = 16  # trees drawn, then grown, at a time
-
-
-def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list:
-    """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`tree.grow_tree`)."""
-    return [tree.grow_tree(binned, gradients, hessians, thresholds, params, rows=rows,
-                           feature_mask=mask) for rows, mask in samples]
-
-
-KERNELS = SimpleNamespace(
-    bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins, grow_trees=grow_trees,
-    predict_tree_binned=predict.predict_tree_binned, evaluate=metrics.evaluate,
-)
 
 
 def grow_forest(train: Dataset, params: ForestParams, *, valid: Dataset | None = None,
@@ -89,28 +78,29 @@ def grow_forest(train: Dataset, params: ForestParams, *, valid: Dataset | None =
 
     Returns
     -------
-    Ensemble with tree weights :math:`1/T` and base score 0.
+    Ensemble with tree weights $1/T$ and base score 0.
     """
-    return run_forest(KERNELS, train, params, valid=valid, algorithm=algorithm,
+    return run_forest(REFERENCE, train, params, valid=valid, algorithm=algorithm,
                       model_params=model_params, callback=callback)
 
 
-def run_forest(kernels, train, params, *, valid, algorithm, model_params, callback) -> Ensemble:
-    """The loop of :func:`grow_forest`, on the kernels of one twin."""
+def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_forest",
+               model_params=None, callback=None) -> Ensemble:
+    """The loop of :func:`grow_forest`, on the kernels of ``engine``."""
     rng = make_rng(params.seed)
-    thresholds = kernels.bin_thresholds(train.X, params.max_bins)
-    binned = kernels.apply_bins(train.X, thresholds)
+    thresholds = engine.bin_thresholds(train.X, params.max_bins)
+    binned = engine.apply_bins(train.X, thresholds)
     gradients, hessians = -train.y, np.ones(train.n_rows)  # leaf value -G/H = mean label
     scored = [(train, binned, np.zeros(train.n_rows), "train")]  # running sums of tree scores
     if valid is not None:
-        scored.append((valid, kernels.apply_bins(valid.X, thresholds), np.zeros(valid.n_rows), "valid"))
+        scored.append((valid, engine.apply_bins(valid.X, thresholds), np.zeros(valid.n_rows), "valid"))
     trees, history = [], {}
     while len(trees) < params.n_trees:
         n_batch = min(TREES_PER_BATCH, params.n_trees - len(trees))
         samples = [tree_sample(rng, train, params) for _ in range(n_batch)]
-        for f in kernels.grow_trees(binned, gradients, hessians, thresholds, params.tree, samples):
+        for f in engine.grow_trees(binned, gradients, hessians, thresholds, params.tree, samples):
             trees.append(f)
-            record = _record(kernels, params, scored, f, len(trees))
+            record = _record(engine, params, scored, f, len(trees))
             for key, value in record.items():
                 history.setdefault(key, []).append(value)
             if callback is not None:
@@ -120,12 +110,12 @@ def run_forest(kernels, train, params, *, valid, algorithm, model_params, callba
                     params=dict(model_params or {}), history=history)
 
 
-def _record(kernels, params: ForestParams, scored: list, f, n_trees: int) -> dict:
+def _record(engine, params: ForestParams, scored: list, f, n_trees: int) -> dict:
     """Add tree ``f`` to each data set's running sum; the metric of the mean of ``n_trees`` trees."""
     record = {}
     for data, data_binned, sums, name in scored:
-        sums += kernels.predict_tree_binned(f, data_binned)  # (n_rows,) in place
-        record[f"{name}:{params.metric}"] = float(kernels.evaluate(
+        sums += engine.predict_tree_binned(f, data_binned)  # (n_rows,) in place
+        record[f"{name}:{params.metric}"] = float(engine.evaluate(
             [params.metric], data.y, sums / n_trees, data.query_offsets,
             convention=params.convention)[params.metric])
     return record
@@ -136,12 +126,12 @@ def tree_sample(rng, train: Dataset, params: ForestParams):
     rows = None
     if params.query_subsample < 1.0:
         queries = subsample(rng, train.n_queries, params.query_subsample)
-        rows = boosting.query_rows(train.query_offsets, queries)  # (n_sampled_rows,)
+        rows = query_rows(train.query_offsets, queries)  # (n_sampled_rows,)
     if params.bootstrap:
         pool = np.arange(train.n_rows) if rows is None else rows
         rows = pool[bootstrap(rng, len(pool))]  # (len(pool),) sorted, rows may repeat
     k = params.tree.n_features_per_node(train.n_features)
-    mask = feature_masks(rng, 2 * params.tree.max_leaves - 1, train.n_features, k)
+    mask = feature_masks(rng, params.tree.max_nodes, train.n_features, k)
     return rows, mask
 
 
@@ -150,8 +140,8 @@ class RandomForest(BoostedRanker):
 
     Parameters
     ----------
-    n_trees : trees :math:`T` averaged.
-    max_leaves, max_depth, min_samples_leaf : tree shape (see
+    n_trees : trees $T$ averaged.
+    max_leaves, max_depth, min_samples_leaf, min_gain_to_split : tree shape (see
         :class:`~twinrank.reference.params.TreeParams`); the defaults grow trees that
         are unpruned in practice (a node stops when it is pure or too small; about 700
         leaves on MQ2008). ``max_leaves`` also bounds memory: each tree draws a
@@ -171,41 +161,35 @@ class RandomForest(BoostedRanker):
     verbose : print one line per ``verbose`` trees to stderr (0: silent).
     """
 
-    _engine = SimpleNamespace(grow_forest=grow_forest, predict=predict, missing=missing_strategies)
-    min_hessian_in_leaf = 0.0  # h = 1 per row: the row count already bounds every leaf
-    lambda_l2 = 0.0  # leaf values are plain means of the labels
+    param_objects = (TreeParams, ForestParams, FitParams)
+    tree_fixed = {"min_hessian_in_leaf": 0.0,  # h = 1 per row: the row count already bounds every leaf
+                  "lambda_l2": 0.0}  # leaf values are plain means of the labels
 
-    def __init__(self, *, n_trees=100, max_leaves=1024, max_depth=None, min_samples_leaf=5,
-                 feature_fraction=0.1, bootstrap=True, query_subsample=1.0, max_bins=255,
-                 metric="ndcg@10", convention="lightgbm", missing="learn", seed=0, n_threads=None,
-                 verbose=0):
+    def __init__(self, *, n_trees=ForestParams.n_trees, max_leaves=1024,
+                 max_depth=TreeParams.max_depth, min_samples_leaf=5, min_gain_to_split=0.0,
+                 feature_fraction=0.1, bootstrap=ForestParams.bootstrap,
+                 query_subsample=ForestParams.query_subsample, max_bins=ForestParams.max_bins,
+                 metric=ForestParams.metric, convention=ForestParams.convention,
+                 missing=FitParams.missing, seed=ForestParams.seed, n_threads=FitParams.n_threads,
+                 verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def forest_params(self) -> ForestParams:
         """The validated :class:`ForestParams` of this estimator."""
-        return ForestParams(n_trees=self.n_trees, tree=self.tree_params(), bootstrap=self.bootstrap,
-                            query_subsample=self.query_subsample, max_bins=self.max_bins,
-                            metric=self.metric, convention=self.convention, seed=self.seed)
+        return from_names(ForestParams, self.get_params(), tree=self.tree_params())
+
+    def validated_params(self) -> SimpleNamespace:
+        return SimpleNamespace(fit=from_names(FitParams, self.get_params()),
+                               forest=self.forest_params())
 
     def planned_trees(self) -> int:
         """The number of trees ``fit`` grows (the progress display's total)."""
         return self.n_trees
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
-        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
-
-        The first ``eval_set`` entry's metric is recorded after every tree.
-        ``callback`` ``(iteration, record)`` is called after every tree.
-        """
-        params = self.forest_params()
-        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
-        train, valid, fitted = self._missing_fitted(train, valid)
-        with self._threads():
-            model = self._engine.grow_forest(train, params, valid=valid,
-                                             model_params=self._model_params(),
-                                             callback=with_progress(callback, self.verbose))
-        self._set_fitted(with_missing(model, fitted))
-        return self
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """Grow the forest (the module docstring); the first ``eval_set``'s metric per tree."""
+        return run_forest(self.engine, train, params.forest, valid=valid,
+                          model_params=self._model_params(), callback=callback)
 
 
 class IGBRT(GBRT):
@@ -221,11 +205,11 @@ class IGBRT(GBRT):
     Parameters
     ----------
     n_trees, learning_rate, max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf,
-    lambda_l2, subsample, subsample_by, feature_fraction :
+    lambda_l2, min_gain_to_split, cost_lambda, subsample, subsample_by, feature_fraction :
         the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT`.
     max_bins, metric, convention : shared by the forest and the boosting.
     eval_train : the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT` (the forest
-        always records its in-sample metric: its history is the mean of :math:`t` trees).
+        always records its in-sample metric: its history is the mean of $t$ trees).
     early_stopping_rounds, overfit_tolerance, overfit_extra_trees : the boosting's
         stopping rule on the first ``eval_set`` (the forest's score is round 0).
     rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction,
@@ -238,17 +222,23 @@ class IGBRT(GBRT):
     seed, n_threads, verbose : as in :class:`~twinrank.reference.gbrt.GBRT`.
     """
 
-    _engine = SimpleNamespace(RandomForest=RandomForest, boosting=boosting, objectives=objectives,
-                              predict=predict, missing=missing_strategies)
+    param_objects = (TreeParams, BoostParams, FitParams, ("rf_", ForestParams), ("rf_", TreeParams))
 
-    def __init__(self, *, n_trees=100, learning_rate=0.05, max_leaves=8, max_depth=None,
-                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
-                 subsample_by="rows", feature_fraction=1.0, max_bins=255, metric="ndcg@10",
-                 convention="lightgbm", eval_train=False, early_stopping_rounds=None,
-                 overfit_tolerance=None, overfit_extra_trees=250, rf_n_trees=100,
-                 rf_max_leaves=1024, rf_max_depth=None, rf_min_samples_leaf=5,
-                 rf_feature_fraction=0.1, rf_bootstrap=True, rf_query_subsample=1.0,
-                 missing="learn", seed=0, n_threads=None, verbose=0):
+    def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=0.05, max_leaves=8,
+                 max_depth=TreeParams.max_depth, min_samples_leaf=TreeParams.min_samples_leaf,
+                 min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
+                 min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 subsample=BoostParams.subsample, subsample_by="rows",
+                 feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 metric=BoostParams.metric, convention=BoostParams.convention,
+                 eval_train=BoostParams.eval_train,
+                 early_stopping_rounds=BoostParams.early_stopping_rounds,
+                 overfit_tolerance=BoostParams.overfit_tolerance,
+                 overfit_extra_trees=BoostParams.overfit_extra_trees, rf_n_trees=ForestParams.n_trees,
+                 rf_max_leaves=1024, rf_max_depth=TreeParams.max_depth, rf_min_samples_leaf=5,
+                 rf_feature_fraction=0.1, rf_bootstrap=ForestParams.bootstrap,
+                 rf_query_subsample=ForestParams.query_subsample, missing=FitParams.missing,
+                 seed=BoostParams.seed, n_threads=FitParams.n_threads, verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def forest(self) -> RandomForest:
@@ -257,41 +247,41 @@ class IGBRT(GBRT):
         It grows its trees with this IGBRT's ``missing_split``; a fill strategy is
         fitted once by the IGBRT, before the forest sees the rows.
         """
-        return self._engine.RandomForest(
-            n_trees=self.rf_n_trees, max_leaves=self.rf_max_leaves, max_depth=self.rf_max_depth,
-            min_samples_leaf=self.rf_min_samples_leaf, feature_fraction=self.rf_feature_fraction,
-            bootstrap=self.rf_bootstrap, query_subsample=self.rf_query_subsample,
-            max_bins=self.max_bins, metric=self.metric, convention=self.convention,
-            missing="separate" if self.missing == "separate" else "learn",  # fills: fitted by IGBRT
-            seed=self.seed, n_threads=self.n_threads)
+        values = self.get_params()
+        shared = {name: values[name] for name in ("max_bins", "metric", "convention", "seed",
+                                                  "n_threads")}
+        own = {name[3:]: value for name, value in values.items() if name.startswith("rf_")}
+        forest = RandomForest(**own, **shared,
+                              missing="separate" if self.missing == "separate" else "learn")  # fills: fitted by IGBRT
+        forest.engine = self.engine  # the IGBRT's twin grows its forest
+        return forest
 
     def boost_params(self) -> BoostParams:
         """The validated :class:`BoostParams` of the boosting (seed ``seed + 1``)."""
         return dataclasses.replace(super().boost_params(), seed=self.seed + 1)
 
+    def validated_params(self) -> SimpleNamespace:
+        params = SimpleNamespace(fit=from_names(FitParams, self.get_params()),
+                                 boost=self.boost_params())
+        try:
+            params.forest = self.forest()
+            params.forest.forest_params()  # validate both parts before any work
+        except ParameterError as e:
+            raise ParameterError(f"the forest's parameters (rf_*): {e}") from None
+        return params
+
     def planned_trees(self) -> int:
         """The most trees ``fit`` grows: the forest's and the boosting's."""
         return self.rf_n_trees + self.n_trees
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
-        """Fit the forest, then boost from its scores; arguments as :meth:`GBRT.fit`.
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """Grow the forest, then boost from its scores.
 
         ``callback`` sees the forest's trees as iterations ``1 .. rf_n_trees`` and the
         boosted trees after them.
         """
-        params = self.boost_params()
-        forest = self.forest()
-        try:
-            forest.forest_params()  # validate both parts before any work
-        except ParameterError as e:
-            raise ParameterError(f"the forest's parameters (rf_*): {e}") from None
-        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
-        _check_stopping(params, valid)
-        train, valid, fitted = self._missing_fitted(train, valid)
-        progress = with_progress(callback, self.verbose)
-        with self._threads():
-            forest.fit(train, eval_set=None if valid is None else [valid], callback=progress)
-            model = self._boost_runs(train, valid, params, forest.model_, 0.0, "igbrt",
-                                     counting_from(forest.n_trees, progress), n_runs=1)
-        self._set_fitted(with_missing(model, fitted))
-        return self
+        forest = params.forest
+        forest.fit(train, eval_set=None if valid is None else [valid], callback=callback)
+        return self._boost_runs(train, valid, params.boost, forest.model_, "igbrt",
+                                counting_from(forest.n_trees, callback), 1, init_score)
+

@@ -1,16 +1,14 @@
 r"""Gradient boosted regression trees for pointwise ranking (Friedman 2001, 2002; Mohan 2010).
 
-GBRT fits the relevance labels by least squares, :math:`L = \tfrac12 \sum_i (F(x_i) - y_i)^2`
-(:func:`objectives.squared_error`: :math:`g_i = F(x_i) - y_i`, :math:`h_i = 1`), and ranks
-the documents of a query by :math:`F`. Friedman's Algorithm 2 (LS_Boost):
+GBRT fits the relevance labels by least squares, $L = \tfrac12 \sum_i (F(x_i) - y_i)^2$
+(:func:`objectives.squared_error`: $g_i = F(x_i) - y_i$, $h_i = 1$), and ranks
+the documents of a query by $F$. Friedman's Algorithm 2 (LS_Boost):
 
-.. math::
+$$F_0 = \arg\min_c \sum_i (y_i - c)^2 = \bar y, \qquad
+F_m(x) = F_{m-1}(x) + \eta \sum_l \gamma_{lm} \mathbb 1[x \in R_{lm}],$$
 
-    F_0 = \arg\min_c \sum_i (y_i - c)^2 = \bar y, \qquad
-    F_m(x) = F_{m-1}(x) + \eta \sum_l \gamma_{lm} \mathbb 1[x \in R_{lm}],
-
-where tree :math:`m` is grown on the residuals :math:`r_i = y_i - F_{m-1}(x_i) = -g_i`
-and each leaf value :math:`\gamma_{lm} = -\sum g / \sum h` is the mean residual of
+where tree $m$ is grown on the residuals $r_i = y_i - F_{m-1}(x_i) = -g_i$
+and each leaf value $\gamma_{lm} = -\sum g / \sum h$ is the mean residual of
 its rows. The variants studied in Mohan's thesis (2010) are parameters:
 
 * **stochastic GBRT** (Friedman 2002): each tree sees a fraction ``subsample`` of
@@ -19,9 +17,9 @@ its rows. The variants studied in Mohan's thesis (2010) are parameters:
   (``feature_fraction``);
 * **averaged k-stochastic GBRT**: the average of ``average_runs`` runs seeded
   ``seed, seed + 1, ...``, kept as one model whose trees are all the runs' trees,
-  each weighted :math:`1/b`:
+  each weighted $1/b$:
 
-  .. math:: F(x) = \frac1b \sum_{i=0}^{b-1} F^{(i)}(x).
+  $$F(x) = \frac1b \sum_{i=0}^{b-1} F^{(i)}(x).$$
 
 Random draws, from ``make_rng(seed + i)`` for run ``i``, per round: the round's rows
 or queries, then the node feature subsets (:mod:`boosting`).
@@ -33,13 +31,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import boosting, objectives, predict
-from . import missing as missing_strategies
-from ._estimator import (BoostedRanker, as_dataset, as_model, first_eval_set, with_missing,
-                         with_progress)
-from .errors import ParameterError
+from ._estimator import BoostedRanker, as_model
+from .boosting import run_boosting
 from .model import Ensemble
-from .params import BoostParams, check_int
+from .params import AveragingParams, BoostParams, FitParams, TreeParams, from_names
+
+__all__ = ["GBRT", "averaged", "counting_from"]
 
 
 class GBRT(BoostedRanker):
@@ -47,16 +44,17 @@ class GBRT(BoostedRanker):
 
     Parameters
     ----------
-    n_trees, learning_rate : boosting rounds :math:`M` and shrinkage :math:`\eta`.
-    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2 :
+    n_trees, learning_rate : boosting rounds $M$ and shrinkage $\eta$.
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
+    cost_lambda :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`): leaf-limited
         trees by ``max_leaves``, depth-limited trees by ``max_depth`` (with ``max_leaves``
-        at least :math:`2^{\text{depth}}`).
+        at least $2^{\text{depth}}$).
     subsample : fraction of the training units each tree sees, without replacement
         (stochastic GBRT, Friedman 2002); 1 uses every row.
     subsample_by : ``"rows"`` (Friedman) or ``"queries"`` (whole queries).
     feature_fraction : fraction of features drawn at each node (k-stochastic GBRT).
-    average_runs : number :math:`b` of independently seeded runs averaged into the model
+    average_runs : number $b$ of independently seeded runs averaged into the model
         (averaged k-stochastic GBRT); run ``i`` uses seed ``seed + i``.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
     metric, convention : validation metric and its convention (history, early stopping).
@@ -77,83 +75,69 @@ class GBRT(BoostedRanker):
 
     Attributes
     ----------
-    model_ : Ensemble, with ``base_score`` :math:`F_0 = \bar y` (0 with an ``init_model``).
+    model_ : Ensemble, with ``base_score`` $F_0 = \bar y$ (0 with an ``init_model``).
         With ``average_runs > 1`` its history keys are prefixed ``"run{i}:"`` and
         ``best_iteration`` is None (each run has its own).
     """
 
-    _engine = SimpleNamespace(boosting=boosting, objectives=objectives, predict=predict,
-                              missing=missing_strategies)
+    param_objects = (TreeParams, BoostParams, AveragingParams, FitParams)
 
-    def __init__(self, *, n_trees=100, learning_rate=0.1, max_leaves=31, max_depth=None,
-                 min_samples_leaf=20, min_hessian_in_leaf=1e-3, lambda_l2=0.0, subsample=1.0,
-                 subsample_by="rows", feature_fraction=1.0, average_runs=1, max_bins=255,
-                 metric="ndcg@10", convention="lightgbm", eval_train=False,
-                 early_stopping_rounds=None, overfit_tolerance=None, overfit_extra_trees=250,
-                 init_model=None, missing="learn", seed=0, n_threads=None, verbose=0):
+    def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
+                 max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
+                 min_samples_leaf=TreeParams.min_samples_leaf,
+                 min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
+                 min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 subsample=BoostParams.subsample, subsample_by="rows",
+                 feature_fraction=TreeParams.feature_fraction,
+                 average_runs=AveragingParams.average_runs, max_bins=BoostParams.max_bins,
+                 metric=BoostParams.metric, convention=BoostParams.convention,
+                 eval_train=BoostParams.eval_train,
+                 early_stopping_rounds=BoostParams.early_stopping_rounds,
+                 overfit_tolerance=BoostParams.overfit_tolerance,
+                 overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,
+                 missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def boost_params(self) -> BoostParams:
         """The validated :class:`BoostParams` of run 0."""
-        return BoostParams(n_trees=self.n_trees, learning_rate=self.learning_rate,
-                           tree=self.tree_params(), subsample=self.subsample,
-                           subsample_by=self.subsample_by, max_bins=self.max_bins,
-                           metric=self.metric, convention=self.convention,
-                           early_stopping_rounds=self.early_stopping_rounds,
-                           overfit_tolerance=self.overfit_tolerance,
-                           overfit_extra_trees=self.overfit_extra_trees, seed=self.seed,
-                           eval_train=self.eval_train)
+        return from_names(BoostParams, self.get_params(), tree=self.tree_params())
+
+    def validated_params(self) -> SimpleNamespace:
+        values = self.get_params()
+        return SimpleNamespace(fit=from_names(FitParams, values), boost=self.boost_params(),
+                               averaging=from_names(AveragingParams, values))
 
     def planned_trees(self) -> int:
         """The most trees ``fit`` grows (the progress display's total)."""
         return self.n_trees * self.average_runs
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, callback=None):
-        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """``average_runs`` runs of least-squares boosting, from the mean label or ``init_model``."""
+        init_model = as_model(params.fit.init_model)
+        return self._boost_runs(train, valid, params.boost, init_model, "gbrt", callback,
+                                params.averaging.average_runs, init_score)
 
-        Only the first ``eval_set`` entry drives early stopping. ``callback``
-        ``(iteration, record)`` is called after every tree; ``iteration`` counts the
-        trees of all runs so far.
-        """
-        params = self.boost_params()
-        check_int("average_runs", self.average_runs, low=1)
-        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
-        _check_stopping(params, valid)
-        train, valid, fitted = self._missing_fitted(train, valid)
-        init_model = as_model(self.init_model)
-        base_score = float(np.mean(train.y)) if init_model is None else 0.0
-        with self._threads():
-            model = self._boost_runs(train, valid, params, init_model, base_score, "gbrt",
-                                     with_progress(callback, self.verbose), self.average_runs)
-        self._set_fitted(with_missing(model, fitted))
-        return self
-
-    def _boost_runs(self, train, valid, params, init_model, base_score, algorithm, callback,
-                    n_runs):
+    def _boost_runs(self, train, valid, params, init_model, algorithm, callback, n_runs,
+                    init_score=None):
         """``n_runs`` boosting runs of the squared error, averaged into one Ensemble."""
-        objective, runs, done = self._objective(train), [], 0
+        loss, runs, done = self.engine.squared_error(train.y), [], 0
+        base_score = loss.baseline() if init_model is None else 0.0
         for i in range(n_runs):
             run_params = dataclasses.replace(params, seed=params.seed + i)
             rounds = []  # run i's iterations: the rounds it ran, trees early stopping drops included
-            runs.append(self._engine.boosting.boost(
-                train, objective, run_params, valid=valid, init_model=init_model,
-                algorithm=algorithm, model_params=self._model_params(), base_score=base_score,
-                callback=_noting(rounds, counting_from(done, callback))))
+            runs.append(run_boosting(
+                self.engine, train, loss, run_params, valid=valid, init_model=init_model,
+                init_scores=init_score, algorithm=algorithm, model_params=self._model_params(),
+                base_score=base_score, callback=_noting(rounds, counting_from(done, callback))))
             done += len(rounds)
         return averaged(runs)
-
-    def _objective(self, train):
-        squared_error = self._engine.objectives.squared_error
-
-        def objective(scores, queries):  # rows outside the round's sample are not used
-            return squared_error(train.y, scores)
-        return objective
 
 
 def averaged(runs: list) -> Ensemble:
     r"""One Ensemble scoring the mean of ``runs`` (same base score and prior model).
 
-    Its trees are every run's trees in run order, each weighted :math:`w / b`. One
+    Its trees are every run's trees in run order, each weighted $w / b$. One
     run is returned as it is.
     """
     if len(runs) == 1:
@@ -182,8 +166,3 @@ def _noting(iterations: list, callback):
         if callback is not None:
             callback(iteration, record)
     return note
-
-
-def _check_stopping(params: BoostParams, valid) -> None:
-    if valid is None and (params.early_stopping_rounds or params.overfit_tolerance is not None):
-        raise ParameterError("early stopping needs an eval_set")

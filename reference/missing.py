@@ -11,17 +11,17 @@ Observed values are never changed; only NaN entries are filled.
   missing rows sends them to a third child of their own (Ch. 4's separate
   branch; ``TreeParams.missing_split="separate"``, :mod:`tree`).
 * ``"zero"``, ``"one"``: NaN becomes 0 or 1.
-* ``"mean"``, ``"median"``: NaN of feature :math:`j` becomes the mean / median of
+* ``"mean"``, ``"median"``: NaN of feature $j$ becomes the mean / median of
   its observed training values (``np.nanmean`` / ``np.nanmedian`` in float64, then
   rounded to float32); a feature with no observed value fills 0.
 * ``"iterative"`` (Alg. 2): start from the mean fill, then for
-  ``ITERATIVE_ROUNDS`` rounds predict every feature :math:`j` that has both missing
+  ``ITERATIVE_ROUNDS`` rounds predict every feature $j$ that has both missing
   and observed training values from all the other features, and refill its
-  missing entries with the prediction. The model of feature :math:`j` in round
-  :math:`r` is a small least-squares GBRT (``IMPUTER``): base score the mean of
-  :math:`x_j` over the rows where it is observed, ``IMPUTER.n_trees`` trees grown
+  missing entries with the prediction. The model of feature $j$ in round
+  $r$ is a small least-squares GBRT (``IMPUTER``): base score the mean of
+  $x_j$ over the rows where it is observed, ``IMPUTER.n_trees`` trees grown
   by :func:`tree.grow_tree` on those rows only, with gradients
-  :math:`F(x) - x_j`, hessians 1, feature :math:`j` masked out at every node,
+  $F(x) - x_j$, hessians 1, feature $j$ masked out at every node,
   bins (``IMPUTER.max_bins``) of the round's filled matrix, each tree weighted
   ``IMPUTER.learning_rate``. A round is a Jacobi sweep: all its models are fitted
   on, and predict from, the matrix as it was at the start of the round; the
@@ -36,101 +36,63 @@ exactly representable sums, else in the last bits).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 
-from . import boosting
-from .errors import ModelFormatError, ParameterError
-from .model import Ensemble
+from . import model, predict
+from .engine import REFERENCE, Engine
+from .model import SPLIT_STRATEGIES, STRATEGIES, Ensemble, check_strategy, refilled
 from .params import TreeParams
 
-STRATEGIES = ("learn", "separate", "zero", "one", "mean", "median", "iterative")
-SPLIT_STRATEGIES = ("learn", "separate")  # left to the grower (TreeParams.missing_split): no fill
+__all__ = ["MissingValues", "fit_missing", "run_fit", "fill_values", "check_strategy", "STRATEGIES",
+           "SPLIT_STRATEGIES", "ITERATIVE_ROUNDS", "IMPUTER"]
+
 ITERATIVE_ROUNDS = 3
 IMPUTER = SimpleNamespace(n_trees=4, learning_rate=0.5, max_leaves=8, min_samples_leaf=20,
                           max_bins=32)
 
 
-@dataclass
-class MissingValues:
-    """A fitted missing-value strategy: per-feature fill values and, for ``"iterative"``, its models.
+class MissingValues(model.MissingValues):
+    """A fitted strategy (:class:`twinrank.reference.model.MissingValues`) scoring its imputers here."""
 
-    Attributes
-    ----------
-    strategy : one of ``STRATEGIES``
-    fill : float64 array (n_features,), float32-representable; empty for ``"learn"`` and ``"separate"``
-    imputers : list over rounds of lists of ``(feature, Ensemble)``; empty unless ``"iterative"``
-    """
-
-    strategy: str
-    fill: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    imputers: list = field(default_factory=list)
-
-    def __post_init__(self):
-        check_strategy(self.strategy)
-        self.fill = np.asarray(self.fill, dtype=np.float64)
-
-    def transform(self, X) -> np.ndarray:
-        """A copy of ``X`` with its NaN entries filled (``X`` itself for ``"learn"`` and ``"separate"``)."""
-        X = np.asarray(X)
-        if not len(self.fill):
-            return X
-        if X.ndim != 2 or X.shape[1] != len(self.fill):
-            raise ParameterError(f"X has shape {X.shape} but the missing-value strategy was fitted "
-                                 f"on {len(self.fill)} features")
-        missing = np.isnan(X) if X.dtype.kind == "f" else np.zeros(X.shape, dtype=bool)  # (n, d)
-        filled = np.where(missing, self.fill, X).astype(X.dtype if X.dtype.kind == "f" else np.float64)
-        for stage in self.imputers:
-            filled = _refilled(filled, missing, [(f, predict_ensemble_of(m)) for f, m in stage])
-        return filled
-
-    def to_dict(self) -> dict:
-        return {"strategy": self.strategy, "fill": self.fill.tolist(),
-                "imputers": [[[int(f), m.to_dict()] for f, m in stage] for stage in self.imputers]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "MissingValues":
-        try:
-            return cls(d["strategy"], np.array(d["fill"], dtype=np.float64),
-                       [[(int(f), Ensemble.from_dict(m)) for f, m in stage] for stage in d["imputers"]])
-        except (KeyError, TypeError, ValueError, ParameterError) as e:
-            raise ModelFormatError(f"bad missing-value strategy in the model: {e}") from None
-
-
-def check_strategy(strategy) -> None:
-    if strategy not in STRATEGIES:
-        raise ParameterError(f"missing must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    scorer = staticmethod(predict.predict_ensemble)
 
 
 def fit_missing(X, strategy: str = "learn") -> MissingValues:
     """Fit ``strategy`` on the training features ``X`` (n_rows, n_features), NaN = missing."""
-    return run_fit(boosting.KERNELS, X, strategy)
+    return run_fit(REFERENCE, X, strategy)
 
 
-def run_fit(kernels, X, strategy: str) -> MissingValues:
-    """:func:`fit_missing` on the kernels of one twin (``boosting.KERNELS``)."""
+def run_fit(engine: Engine, X, strategy: str) -> model.MissingValues:
+    """:func:`fit_missing` on the kernels of ``engine`` (which also scores the imputers)."""
     check_strategy(strategy)
     X = np.asarray(X)
     if strategy in SPLIT_STRATEGIES:
-        return MissingValues(strategy)
+        return _fitted(engine, strategy)
     fill = fill_values(X, "mean" if strategy == "iterative" else strategy)
     if strategy != "iterative":
-        return MissingValues(strategy, fill)
+        return _fitted(engine, strategy, fill)
     missing = np.isnan(X)  # (n, d)
     filled = np.where(missing, fill, X).astype(X.dtype)  # (n, d)
     targets = np.flatnonzero(missing.any(axis=0) & ~missing.all(axis=0))  # features to impute
     imputers = []
     for _ in range(ITERATIVE_ROUNDS):
-        thresholds = kernels.bin_thresholds(filled, IMPUTER.max_bins)
-        binned = kernels.apply_bins(filled, thresholds)  # (n, d) bins of the round's matrix
-        stage = [(int(f), _imputer(kernels, binned, thresholds, filled[:, f], ~missing[:, f], f))
+        thresholds = engine.bin_thresholds(filled, IMPUTER.max_bins)
+        binned = engine.apply_bins(filled, thresholds)  # (n, d) bins of the round's matrix
+        stage = [(int(f), _imputer(engine, binned, thresholds, filled[:, f], ~missing[:, f], f))
                  for f in targets]
-        filled = _refilled(filled, missing,
-                           [(f, lambda A, m=m: kernels.predict_ensemble(m, A)) for f, m in stage])
+        filled = refilled(filled, missing,
+                          [(f, lambda A, m=m: engine.predict_ensemble(m, A)) for f, m in stage])
         imputers.append(stage)
-    return MissingValues(strategy, fill, imputers)
+    return _fitted(engine, strategy, fill, imputers)
+
+
+def _fitted(engine: Engine, *args) -> model.MissingValues:
+    """A MissingValues whose imputers ``engine`` scores."""
+    fitted = model.MissingValues(*args)
+    fitted.scorer = engine.predict_ensemble
+    return fitted
 
 
 def fill_values(X, strategy: str) -> np.ndarray:
@@ -145,35 +107,19 @@ def fill_values(X, strategy: str) -> np.ndarray:
     return fill.astype(np.float32).astype(np.float64)
 
 
-def _refilled(filled, missing, predictors) -> np.ndarray:
-    """One Jacobi sweep: every ``(feature, predict)`` refills its missing entries from ``filled``."""
-    out = filled.copy()
-    for f, predict in predictors:
-        rows = missing[:, f]  # (n,)
-        if rows.any():
-            out[rows, f] = predict(filled[rows])
-    return out
-
-
-def _imputer(kernels, binned, thresholds, column, observed, f: int) -> Ensemble:
+def _imputer(engine, binned, thresholds, column, observed, f: int) -> Ensemble:
     """The least-squares GBRT predicting feature ``f`` (``column``) from the others, on the ``observed`` rows."""
     params = TreeParams(max_leaves=IMPUTER.max_leaves, min_samples_leaf=IMPUTER.min_samples_leaf)
     target = column.astype(np.float64)  # (n,)
     rows = np.flatnonzero(observed)
-    mask = np.ones((2 * params.max_leaves - 1, binned.shape[1]), dtype=bool)
+    mask = np.ones((params.max_nodes, binned.shape[1]), dtype=bool)
     mask[:, f] = False
     base = float(np.mean(target[rows]))
     scores, trees = np.full(len(target), base), []  # (n,)
     for _ in range(IMPUTER.n_trees):
-        tree = kernels.grow_tree(binned, scores - target, np.ones(len(target)), thresholds, params,
+        tree = engine.grow_tree(binned, scores - target, np.ones(len(target)), thresholds, params,
                                  rows=rows, feature_mask=mask)
         trees.append(tree)
-        scores = scores + IMPUTER.learning_rate * kernels.predict_tree_binned(tree, binned)
+        scores = scores + IMPUTER.learning_rate * engine.predict_tree_binned(tree, binned)
     return Ensemble(trees=trees, tree_weights=np.full(len(trees), IMPUTER.learning_rate),
                     base_score=base, n_features=binned.shape[1], algorithm="imputer")
-
-
-def predict_ensemble_of(model: Ensemble):
-    """``X -> predict.predict_ensemble(model, X)`` (imported late: :mod:`predict` applies this module)."""
-    from .predict import predict_ensemble
-    return lambda X: predict_ensemble(model, X)

@@ -18,9 +18,9 @@ and on binned data (``uint8`` bins, ``MISSING_BIN`` for NaN) the same route read
 
 The score of an :class:`Ensemble` is
 
-.. math:: F(x) = F_0(x) + \sum_{t} w_t\, f_t(x),
+$$F(x) = F_0(x) + \sum_{t} w_t\, f_t(x),$$
 
-with :math:`F_0` the ``base_score`` plus, if present, the ``init_model``'s score
+with $F_0$ the ``base_score`` plus, if present, the ``init_model``'s score
 (LambdaSMART / IGBRT start from a prior model).
 
 Files are JSON (no pickle), versioned by ``FORMAT`` and ``VERSION``, and
@@ -34,11 +34,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._atomic import atomic_output
-from .errors import ModelFormatError
+from .constants import LEAF
+from .errors import ModelFormatError, ParameterError
+from .params import MISSING_STRATEGIES as STRATEGIES
 
 FORMAT = "twinrank-model"
 VERSION = 1
-LEAF = -1
+MCRANK = "mcrank"  # the algorithm of an McRank model document (a list of classifiers)
+SPLIT_STRATEGIES = ("learn", "separate")  # missing values left to the grower (TreeParams.missing_split)
 
 # (name, dtype) of the per-node arrays of a Tree, in file order.
 TREE_FIELDS = (
@@ -116,7 +119,7 @@ class Ensemble:
     trees : list of Tree
     tree_weights : ndarray of float64, one per tree (shrinkage is folded into the
         leaf values; weights are 1 for boosting, 1/T for a forest, DART rescales them)
-    base_score : float, :math:`F_0` without the prior model
+    base_score : float, $F_0$ without the prior model
     n_features : int, the width of the feature matrix the model was trained on
     init_model : Ensemble or None, the prior model whose score is added (LambdaSMART, IGBRT)
     algorithm : str, e.g. ``"lambdamart"``
@@ -214,15 +217,188 @@ class Ensemble:
     @classmethod
     def load(cls, path) -> "Ensemble":
         """Read a model file written by :meth:`save` (by either twin)."""
-        try:
-            with open(path, encoding="utf-8") as f:
-                d = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
+        d = _read_json(path)
         try:
             return cls.from_dict(d)
         except ModelFormatError as e:
             raise ModelFormatError(f"{path}: {e}") from None
+
+
+@dataclass
+class McRankModel:
+    """A fitted McRank: one logistic :class:`Ensemble` per threshold, and the relevance weights.
+
+    Attributes
+    ----------
+    classifiers : list of K-1 Ensemble; classifier ``j`` scores the log-odds of ``y > labels[j]``
+    labels : ndarray of float64, shape (K,), the sorted distinct training labels
+    relevance_weights : ndarray of float64, shape (K,), $F(c_k)$
+    n_features : int
+    params : dict, the estimator's parameters (JSON-serialisable)
+
+    On disk it is one JSON document of the model format (``format``, ``version``) with
+    ``algorithm = "mcrank"``, ``labels``, ``relevance_weights``, ``params`` and
+    ``classifiers``, each a complete model document of its own.
+    """
+
+    classifiers: list
+    labels: np.ndarray
+    relevance_weights: np.ndarray
+    n_features: int
+    params: dict = field(default_factory=dict)
+
+    algorithm = MCRANK  # class constants, not fields: what the CLI reports of any model
+    best_iteration = None
+
+    def __post_init__(self):
+        self.labels = np.asarray(self.labels, dtype=np.float64)
+        self.relevance_weights = np.asarray(self.relevance_weights, dtype=np.float64)
+        k = len(self.labels)
+        if k < 2 or np.any(np.diff(self.labels) <= 0):
+            raise ModelFormatError(f"McRank labels must be >= 2 increasing numbers, got {self.labels.tolist()}")
+        if len(self.classifiers) != k - 1 or self.relevance_weights.shape != (k,):
+            raise ModelFormatError(f"{k} labels need {k - 1} classifiers and {k} weights, got "
+                                   f"{len(self.classifiers)} and {len(self.relevance_weights)}")
+        if any(c.n_features != self.n_features for c in self.classifiers):
+            raise ModelFormatError(f"every classifier must take {self.n_features} features")
+
+    @property
+    def n_trees(self) -> int:
+        return sum(c.n_trees for c in self.classifiers)
+
+    def to_dict(self) -> dict:
+        """The model as one JSON-ready document: labels, weights and every classifier."""
+        return {"format": FORMAT, "version": VERSION, "algorithm": MCRANK,
+                "n_features": int(self.n_features), "labels": _encode(self.labels),
+                "relevance_weights": _encode(self.relevance_weights), "params": self.params,
+                "classifiers": [c.to_dict() for c in self.classifiers]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "McRankModel":
+        """The model of :meth:`to_dict`; ModelFormatError for a wrong format, version or field."""
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ModelFormatError("not a twinrank model")
+        if d.get("version") != VERSION:
+            raise ModelFormatError(
+                f"model format version {d.get('version')!r} is not supported (this twinrank reads {VERSION})")
+        if d.get("algorithm") != MCRANK:
+            raise ModelFormatError(f"a {d.get('algorithm')!r} model is not an McRank model")
+        try:
+            return cls(classifiers=[Ensemble.from_dict(c) for c in d["classifiers"]],
+                       labels=_decode(d["labels"]), relevance_weights=_decode(d["relevance_weights"]),
+                       n_features=int(d["n_features"]), params=d.get("params", {}))
+        except KeyError as e:
+            raise ModelFormatError(f"model is missing field {e.args[0]!r}") from None
+
+    def save(self, path) -> None:
+        """Write the model as JSON, atomically (temporary file, then rename)."""
+        write_json_atomic(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path) -> "McRankModel":
+        """Read a McRank model file (written by either twin)."""
+        d = _read_json(path)
+        try:
+            return cls.from_dict(d)
+        except ModelFormatError as e:
+            raise ModelFormatError(f"{path}: {e}") from None
+
+
+def load_model(path) -> "Ensemble | McRankModel":
+    """The model of a twinrank model file: an :class:`McRankModel` if its algorithm is
+    ``"mcrank"``, else an :class:`Ensemble`."""
+    d = _read_json(path)
+    model_type = McRankModel if isinstance(d, dict) and d.get("algorithm") == MCRANK else Ensemble
+    try:
+        return model_type.from_dict(d)
+    except ModelFormatError as e:
+        raise ModelFormatError(f"{path}: {e}") from None
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
+
+
+@dataclass
+class MissingValues:
+    """A fitted missing-value strategy: per-feature fill values and, for ``"iterative"``, its models.
+
+    The strategies and how they are fitted: :mod:`~twinrank.reference.missing`.
+
+    Attributes
+    ----------
+    strategy : one of ``STRATEGIES``
+    fill : float64 array (n_features,), float32-representable; empty for ``"learn"`` and ``"separate"``
+    imputers : list over rounds of lists of ``(feature, Ensemble)``; empty unless ``"iterative"``
+    """
+
+    strategy: str
+    fill: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    imputers: list = field(default_factory=list)
+
+    scorer = None  # predict_ensemble(model, X) of the iterative imputers; each twin's missing.py sets it
+
+    def __post_init__(self):
+        check_strategy(self.strategy)
+        self.fill = np.asarray(self.fill, dtype=np.float64)
+
+    def transform(self, X, predict_ensemble=None) -> np.ndarray:
+        """A copy of ``X`` with its NaN entries filled (``X`` itself for ``"learn"`` and ``"separate"``).
+
+        ``predict_ensemble`` scores the iterative imputers (default: the ``scorer`` of
+        the twin that made this object).
+        """
+        X = np.asarray(X)
+        if not len(self.fill):
+            return X
+        if X.ndim != 2 or X.shape[1] != len(self.fill):
+            raise ParameterError(f"X has shape {X.shape} but the missing-value strategy was fitted "
+                                 f"on {len(self.fill)} features")
+        score = predict_ensemble or self.scorer
+        missing = np.isnan(X) if X.dtype.kind == "f" else np.zeros(X.shape, dtype=bool)  # (n, d)
+        filled = np.where(missing, self.fill, X).astype(X.dtype if X.dtype.kind == "f" else np.float64)
+        for stage in self.imputers:
+            filled = refilled(filled, missing, [(f, lambda A, m=m: score(m, A)) for f, m in stage])
+        return filled
+
+    def to_dict(self) -> dict:
+        return {"strategy": self.strategy, "fill": self.fill.tolist(),
+                "imputers": [[[int(f), m.to_dict()] for f, m in stage] for stage in self.imputers]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "MissingValues":
+        try:
+            return cls(d["strategy"], np.array(d["fill"], dtype=np.float64),
+                       [[(int(f), Ensemble.from_dict(m)) for f, m in stage] for stage in d["imputers"]])
+        except (KeyError, TypeError, ValueError, ParameterError) as e:
+            raise ModelFormatError(f"bad missing-value strategy in the model: {e}") from None
+
+
+def check_strategy(strategy) -> None:
+    """Raise ParameterError unless ``strategy`` is one of ``STRATEGIES``."""
+    if strategy not in STRATEGIES:
+        raise ParameterError(f"missing must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+
+
+def refilled(filled, missing, predictors) -> np.ndarray:
+    """One Jacobi sweep: every ``(feature, predict)`` refills its missing entries from ``filled``."""
+    out = filled.copy()
+    for f, predict in predictors:
+        rows = missing[:, f]  # (n,)
+        if rows.any():
+            out[rows, f] = predict(filled[rows])
+    return out
+
+
+def with_missing(model, fitted: MissingValues | None):
+    """``model`` (an Ensemble, or every classifier of an McRankModel) storing the fitted strategy."""
+    for ensemble in getattr(model, "classifiers", [model]):
+        ensemble.missing = None if fitted is None else fitted.to_dict()
+    return model
 
 
 def write_json_atomic(path, obj) -> None:

@@ -163,20 +163,32 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     """
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
+    g, h = _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
+    if ranking is not None:  # an output here; the fast twin's warm start (see ``ranking``)
+        _keep_ranking(ranking, rank_order(scores, query_offsets), query_offsets, queries)
+    return g, h
+
+
+def _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
+    """:func:`lambdarank` on checked arguments: ``(g, h)``."""
     delta_z = {"ndcg": partial(_delta_ndcg, k=k, gain=gain), "map": _delta_map,
                "err": partial(_delta_err, k=k, l_max=y.max(initial=0.0))}[metric]
     order = rank_order(scores, query_offsets)  # (n_rows,)
     g, h = np.zeros_like(scores), np.zeros_like(scores)
     for q in queries:
         rows = order[query_offsets[q]:query_offsets[q + 1]]  # (n,) rows of query q, best first
-        if ranking is not None:
-            ranking[query_offsets[q]:query_offsets[q + 1]] = rows
         if len(rows) < 2:
             continue
         delta = delta_z(y[rows])  # (n, n) |Delta Z| of swapping two positions
         lambdas, hessians = _ranked_lambdas(y[rows], scores[rows], delta, sigma, truncation, normalize)
         g[rows], h[rows] = -lambdas, hessians
     return g, h
+
+
+def _keep_ranking(ranking, order, query_offsets, queries):
+    """Copy the ranked rows of the computed ``queries`` from ``order`` into ``ranking``."""
+    for q in queries:
+        ranking[query_offsets[q]:query_offsets[q + 1]] = order[query_offsets[q]:query_offsets[q + 1]]
 
 
 def _ranked_lambdas(labels, scores, delta, sigma, truncation, normalize):
@@ -200,6 +212,75 @@ def _ranked_lambdas(labels, scores, delta, sigma, truncation, normalize):
     hessians = pair_hessian.sum(axis=1) + pair_hessian.sum(axis=0)  # (n,)
     scale = _norm_scale(2.0 * pair_lambda.sum()) if normalize else 1.0
     return lambdas * scale, hessians * scale
+
+
+class Loss:
+    r"""A training objective as an object (scikit-learn's and pygbm's losses).
+
+    Made once per fit, with the training labels, and validated then; each round
+    :meth:`gradients` writes $g$ and $h$ of the current scores into the loop's arrays.
+    ``constant_hessian`` says $h$ never changes ($h_i = 1$: the histogram needs no
+    hessian sums); :meth:`baseline` is the constant $F_0$ a model starts from.
+    """
+
+    constant_hessian = False
+
+    def baseline(self) -> float:
+        r"""$F_0 = \arg\min_c L(c)$, the score of a model without trees."""
+        return 0.0
+
+    def gradients(self, scores, queries, g, h) -> None:
+        """Write $g_i$, $h_i$ at ``scores`` into ``g``, ``h`` (float64, shape (n_rows,)).
+
+        ``queries``: the round's query sample (rows of other queries get $g = h = 0$
+        when the loss is listwise) or None for all.
+        """
+        raise NotImplementedError
+
+
+class SquaredError(Loss):
+    r"""$L = \tfrac12 \sum_i (s_i - y_i)^2$ (:func:`squared_error`); $F_0 = \bar y$."""
+
+    constant_hessian = True
+
+    def __init__(self, y):
+        self.y = _check_pointwise(y, y)[0]
+
+    def baseline(self) -> float:
+        return float(np.mean(self.y))
+
+    def gradients(self, scores, queries, g, h) -> None:
+        np.subtract(scores, self.y, out=g)  # (n_rows,) s_i - y_i
+        h.fill(1.0)
+
+
+class Logistic(Loss):
+    r"""Binary cross-entropy on a logit (:func:`logistic`); $F_0 = \log(n_1 / n_0)$, the prior's log-odds."""
+
+    def __init__(self, y):
+        self.y = _check_logistic(y, y)[0]
+
+    def baseline(self) -> float:
+        n_above = self.y.sum()
+        return float(np.log(n_above) - np.log(len(self.y) - n_above))
+
+    def gradients(self, scores, queries, g, h) -> None:
+        g[:], h[:] = logistic(self.y, scores)
+
+
+class LambdaRank(Loss):
+    r"""LambdaRank's lambdas (:func:`lambdarank`) of a target metric; $F_0 = 0$."""
+
+    def __init__(self, y, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
+                 gain="exp2", normalize=False):
+        self.y, _, self.query_offsets, _ = _check_lambdarank(
+            y, y, query_offsets, metric, k, sigma, truncation, gain, normalize, None)
+        self.options = dict(metric=metric, k=k, sigma=sigma, truncation=truncation, gain=gain,
+                            normalize=normalize)
+
+    def gradients(self, scores, queries, g, h) -> None:
+        every = np.arange(len(self.query_offsets) - 1) if queries is None else queries
+        g[:], h[:] = _lambdarank(self.y, scores, self.query_offsets, queries=every, **self.options)
 
 
 def _delta_ndcg(labels, k=None, gain="exp2"):

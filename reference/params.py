@@ -1,13 +1,20 @@
 r"""Parameter objects shared by both twins, with their validation.
 
 A parameter object is plain data: the twins read the same object, so the same
-parameters mean the same thing in ``reference`` and ``fast``.
+parameters mean the same thing in ``reference`` and ``fast``. Every estimator
+parameter is, by name, one field of one of these dataclasses (``rf_<field>`` for an
+IGBRT's forest): :func:`from_names` builds a dataclass from an estimator's
+parameters, and its ``__post_init__`` validates them, once, before any data work.
+A field's default is the library's default, written once here: the estimators'
+signatures read it (``max_leaves=TreeParams.max_leaves``).
 """
 from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
 
 from .errors import ParameterError
 
@@ -34,13 +41,13 @@ class TreeParams:
         Fraction of the features considered at each node, drawn anew per node
         (k random features per node: ``k = max(1, round(feature_fraction * d))``).
     lambda_l2 : float
-        L2 penalty on leaf values: :math:`v = -G / (H + \lambda)`.
+        L2 penalty on leaf values: $v = -G / (H + \lambda)$.
     min_gain_to_split : float
         A split is made only if its gain is strictly larger than this, and not tied with it
         (``tree.GAIN_TIE_RTOL``: a gain that is zero up to rounding does not beat 0).
     cost_lambda : float
         Weight of the feature-cost penalty: a split on feature ``f`` scores
-        :math:`\mathrm{gain} - \lambda_c\,c_f`.
+        $\mathrm{gain} - \lambda_c\,c_f$.
     missing_split : {"learn", "separate"}
         Where a split sends the rows missing its feature: ``"learn"``, to the left or
         right child, whichever gains more; ``"separate"``, to a third child of their
@@ -77,6 +84,11 @@ class TreeParams:
         if isinstance(self.min_samples_leaf, float) and self.min_samples_leaf < 1.0:
             return max(1, math.ceil(self.min_samples_leaf * n_rows))
         return int(self.min_samples_leaf)
+
+    @property
+    def max_nodes(self) -> int:
+        """The most nodes a tree can have, ``2 * max_leaves - 1`` (rows of a feature mask)."""
+        return 2 * self.max_leaves - 1
 
     def n_features_per_node(self, n_features: int) -> int:
         """k, the number of features drawn at each node."""
@@ -132,9 +144,9 @@ class BoostParams:
     Parameters
     ----------
     n_trees : int
-        Boosting rounds :math:`M`.
+        Boosting rounds $M$.
     learning_rate : float
-        Shrinkage :math:`\eta`: tree :math:`m` adds :math:`\eta\,f_m(x)`.
+        Shrinkage $\eta$: tree $m$ adds $\eta\,f_m(x)$.
     tree : TreeParams
         How each tree is grown.
     subsample : float
@@ -142,6 +154,9 @@ class BoostParams:
         per round (stochastic GBRT, Friedman 2002; ``query_subsample`` of BL-MART).
     subsample_by : {"queries", "rows"}
         The unit ``subsample`` draws: whole queries or single rows.
+    query_subsample : float
+        Fraction of the queries each tree sees (LambdaMART's name; the same draw as
+        ``subsample`` with ``subsample_by="queries"``); give it or ``subsample``, not both.
     max_bins : int
         Bins per feature (at most 255; one more bin holds missing values).
     metric : str
@@ -171,6 +186,7 @@ class BoostParams:
     tree: TreeParams = TreeParams()
     subsample: float = 1.0
     subsample_by: str = "queries"
+    query_subsample: float = 1.0
     max_bins: int = 255
     metric: str = "ndcg@10"
     convention: str = "lightgbm"
@@ -186,6 +202,9 @@ class BoostParams:
         check_fraction("subsample", self.subsample)
         if self.subsample_by not in ("queries", "rows"):
             raise ParameterError(f"subsample_by must be 'queries' or 'rows', got {self.subsample_by!r}")
+        check_fraction("query_subsample", self.query_subsample)
+        if self.query_subsample < 1.0 and self.subsample < 1.0:
+            raise ParameterError("give subsample or query_subsample, not both")
         check_int("max_bins", self.max_bins, low=2, high=255)
         if self.early_stopping_rounds is not None:
             check_int("early_stopping_rounds", self.early_stopping_rounds, low=1)
@@ -195,11 +214,18 @@ class BoostParams:
                 raise ParameterError("give early_stopping_rounds or overfit_tolerance, not both")
         check_int("overfit_extra_trees", self.overfit_extra_trees, low=0)
         check_int("seed", self.seed, low=0)
-        if not isinstance(self.eval_train, bool):
-            raise ParameterError(f"eval_train must be True or False, got {self.eval_train!r}")
+        check_bool("eval_train", self.eval_train)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def round_sample(self) -> tuple[str, float] | None:
+        """What each round draws: ``("queries" | "rows", fraction)``, or None for every row."""
+        if self.query_subsample < 1.0:
+            return "queries", self.query_subsample
+        if self.subsample < 1.0:
+            return self.subsample_by, self.subsample
+        return None
 
 
 @dataclass(frozen=True)
@@ -209,7 +235,7 @@ class ForestParams:
     Parameters
     ----------
     n_trees : int
-        Trees :math:`T`; the forest scores :math:`\frac1T \sum_t f_t(x)`.
+        Trees $T$; the forest scores $\frac1T \sum_t f_t(x)$.
     tree : TreeParams
         How each tree is grown; ``tree.feature_fraction`` gives the k random
         features of each node.
@@ -243,3 +269,166 @@ class ForestParams:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+TARGETS = ("ndcg", "map", "err")  # the metrics LambdaRank's lambdas optimise
+
+
+@dataclass(frozen=True)
+class LambdaRankParams:
+    r"""LambdaRank's gradients (Burges 2010; :func:`~twinrank.reference.objectives.lambdarank`).
+
+    Parameters
+    ----------
+    sigma : float
+        The steepness $\sigma > 0$ of RankNet's sigmoid.
+    truncation : int or None
+        Only pairs with a document in the current top ``truncation``; None: all pairs.
+    normalize : bool
+        Per-query LambdaRank normalisation (LightGBM ``lambdarank_norm``).
+    target : str or None
+        The metric the lambdas optimise: ``"ndcg"``, ``"ndcg@k"``, ``"map"``, ``"err"``,
+        ``"err@k"``; None takes it from the estimator's ``metric``.
+    """
+
+    sigma: float = 1.0
+    truncation: int | None = None
+    normalize: bool = True
+    target: str | None = None
+
+    def __post_init__(self):
+        check_real("sigma", self.sigma)
+        if self.sigma <= 0:
+            raise ParameterError(f"sigma must be > 0, got {self.sigma!r}")
+        if self.truncation is not None:
+            check_int("truncation", self.truncation, low=1)
+        check_bool("normalize", self.normalize)
+        if self.target is not None:
+            try:
+                parse_target(self.target)
+            except ParameterError as e:
+                raise ParameterError(f"target: {e}") from None
+
+    def target_of(self, metric: str) -> tuple[str, int | None]:
+        """``(family, k)`` of the target, ``metric`` when ``target`` is None."""
+        return parse_target(self.target or metric)
+
+
+def parse_target(name: str):
+    """``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("map", None)``."""
+    family, _, k = str(name).lower().partition("@")
+    if family not in TARGETS:
+        raise ParameterError(f"LambdaMART optimises one of {TARGETS} (with an optional @k), not {name!r}")
+    if k and not k.isdigit():
+        raise ParameterError(f"the cutoff of {name!r} must be a positive integer")
+    if k and int(k) < 1:
+        raise ParameterError(f"the cutoff of {name!r} must be a positive integer")
+    if family == "map" and k:
+        raise ParameterError("map has no cutoff")
+    return family, (int(k) if k else None)
+
+
+MISSING_STRATEGIES = ("learn", "separate", "zero", "one", "mean", "median", "iterative")
+
+
+@dataclass(frozen=True)
+class FitParams:
+    """What a fit does besides growing trees: missing values, prior model, threads, progress.
+
+    Parameters
+    ----------
+    missing : str
+        Missing-value strategy, one of ``MISSING_STRATEGIES`` (:mod:`~twinrank.reference.missing`).
+    init_model : None, str, path, Ensemble or fitted estimator
+        A prior model the boosting starts from (LambdaSMART, IGBRT's forest).
+    n_threads : int or None
+        Threads of the fast twin (None: all cores); the reference ignores it.
+    verbose : int
+        Print one line per ``verbose`` rounds to stderr (0: silent).
+    """
+
+    missing: str = "learn"
+    init_model: object = None
+    n_threads: int | None = None
+    verbose: int = 0
+
+    def __post_init__(self):
+        if self.missing not in MISSING_STRATEGIES:
+            raise ParameterError(f"missing must be one of {', '.join(MISSING_STRATEGIES)}; "
+                                 f"got {self.missing!r}")
+        if self.n_threads is not None:
+            check_int("n_threads", self.n_threads, low=1)
+        check_int("verbose", self.verbose, low=0)
+        if isinstance(self.init_model, (bool, numbers.Number)):
+            raise ParameterError(f"init_model must be a model, a fitted estimator or a model file, "
+                                 f"got {self.init_model!r}")
+
+    @property
+    def missing_split(self) -> str:
+        """``TreeParams.missing_split`` of the strategy: three-way splits for ``"separate"``."""
+        return "separate" if self.missing == "separate" else "learn"
+
+
+@dataclass(frozen=True)
+class AveragingParams:
+    """Averaged k-stochastic GBRT (Mohan 2010).
+
+    Parameters
+    ----------
+    average_runs : int
+        The number of independently seeded runs averaged into one model (run ``i``
+        uses seed ``seed + i``).
+    """
+
+    average_runs: int = 1
+
+    def __post_init__(self):
+        check_int("average_runs", self.average_runs, low=1)
+
+
+WEIGHTINGS = ("linear", "square", "exp2")  # McRank's named relevance weightings
+
+
+@dataclass(frozen=True)
+class McRankParams:
+    """McRank's expected relevance (Li, Burges & Wu 2007; :mod:`~twinrank.reference.classification`).
+
+    Parameters
+    ----------
+    weighting : str or array
+        $F(c_k)$: ``"linear"``, ``"square"``, ``"exp2"`` or one weight per label.
+    fit_weights : bool
+        Fit $F$ by least squares instead (``weighting`` must then be a name).
+    """
+
+    weighting: object = "linear"
+    fit_weights: bool = False
+
+    def __post_init__(self):
+        check_bool("fit_weights", self.fit_weights)
+        if self.fit_weights and not isinstance(self.weighting, str):
+            raise ParameterError("give a weighting array or fit_weights=True, not both")
+        if isinstance(self.weighting, str) and self.weighting not in WEIGHTINGS:
+            raise ParameterError(f"weighting must be one of {WEIGHTINGS} or an array, got {self.weighting!r}")
+
+
+def check_bool(name, value):
+    """Raise ParameterError unless ``value`` is True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False, got {value!r}")
+
+
+def from_names(cls, values: dict, prefix: str = "", **fixed):
+    """The dataclass ``cls`` from the entries ``prefix + field`` of ``values`` (and ``fixed``).
+
+    This is the one mapping from an estimator's parameters to its parameter objects:
+    a parameter named like a field (after ``prefix``) sets that field; ``fixed`` sets
+    fields the estimator does not expose. Validation is ``cls``'s own.
+    """
+    kwargs = {f.name: values[prefix + f.name] for f in fields(cls) if prefix + f.name in values}
+    return cls(**{**kwargs, **fixed})
+
+
+def field_names(cls) -> list[str]:
+    """The field names of the dataclass ``cls``, nested parameter objects excluded."""
+    return [f.name for f in fields(cls) if f.name != "tree"]

@@ -9,7 +9,7 @@ makes both routes agree on the data the thresholds came from.
 All rows move one level per step, so the loops run over tree depth, never over rows.
 An ensemble scores
 
-.. math:: F(x) = F_{\mathrm{init}}(x) + F_0 + \sum_t w_t f_t(x),
+$$F(x) = F_{\mathrm{init}}(x) + F_0 + \sum_t w_t f_t(x),$$
 
 summed in that order (prior model, base score, then trees in order).
 """
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .binning import MISSING_BIN
+from .constants import LEAF, MISSING_BIN
 from .errors import ParameterError
-from .model import LEAF, Ensemble, Tree
+from .model import Ensemble, MissingValues, Tree
 
 
 def apply_tree(tree: Tree, X) -> np.ndarray:
@@ -48,10 +48,10 @@ def predict_tree_binned(tree: Tree, binned) -> np.ndarray:
 
 
 def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
-    r"""The score :math:`F(x)` (float64) of every row of ``X`` (n_rows, ensemble.n_features).
+    r"""The score $F(x)$ (float64) of every row of ``X`` (n_rows, ensemble.n_features).
 
     A model with a fitted missing-value strategy (``ensemble.missing``) fills the NaN
-    of ``X`` first (:meth:`missing.MissingValues.transform`); its prior model then
+    of ``X`` first (:meth:`model.MissingValues.transform`, its imputers scored by this function); its prior model then
     scores the filled rows, as it did in training.
     """
     X = np.asarray(X)
@@ -69,8 +69,7 @@ def missing_applied(ensemble: Ensemble, X: np.ndarray) -> np.ndarray:
     """``X`` with the model's missing-value strategy applied (``X`` itself if it has none)."""
     if ensemble.missing is None:
         return X
-    from .missing import MissingValues  # imported late: missing.py scores its imputers with predict
-    return MissingValues.from_dict(ensemble.missing).transform(X)
+    return MissingValues.from_dict(ensemble.missing).transform(X, predict_ensemble)
 
 
 def _check_n_features(X: np.ndarray, n_features: int) -> None:

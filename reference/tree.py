@@ -88,13 +88,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .binning import MISSING_BIN
+from .constants import COUNT, G, H, MISSING_BIN, N_SLOTS
 from .errors import ParameterError
 from .model import LEAF, Tree
 from .params import TreeParams
 
-N_SLOTS = MISSING_BIN + 1  # histogram slots per feature: value bins 0..254, then the missing bin
-G, H, COUNT = 0, 1, 2  # the three statistics of a histogram slot
 
 # Two gains are tied when they differ by at most GAIN_TIE_RTOL * (|best gain| + parent score).
 # Rounding: a float64 sum of n terms taken in another order moves by ~1e-16 * sqrt(n) of the
@@ -395,3 +393,9 @@ def _checked_rows(rows, n_rows: int) -> np.ndarray:
     if rows.min() < 0 or rows.max() >= n_rows:
         raise ParameterError(f"rows must be in [0, {n_rows}), got values in [{rows.min()}, {rows.max()}]")
     return rows.astype(np.int64, copy=False)
+
+
+def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list:
+    """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`grow_tree`)."""
+    return [grow_tree(binned, gradients, hessians, thresholds, params, rows=rows, feature_mask=mask)
+            for rows, mask in samples]

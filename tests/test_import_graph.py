@@ -18,17 +18,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TWINS = ("reference", "fast")  # twinrank.<twin> lives in the folder <twin>/
 
-# Issue 12: the one circle left to the Engine seam, reference.boosting -> predict -> missing
-# -> boosting (missing grows its imputers with the boosting kernels and scores them with
-# predict; predict applies a model's missing-value strategy). Its edges are excluded from
-# test_no_cycles_but_the_known_one and kept in test_no_cycles, an xfail until the seam lands.
-KNOWN_CYCLE_EDGES = {
-    ("reference.predict", "reference.missing"),
-    ("reference.missing", "reference.predict"),
-    ("reference.missing", "reference.boosting"),
-}
-
-
 def modules() -> dict[str, Path]:
     """``{"reference.metrics": path, ..., "reference": path of __init__.py, ...}``."""
     found = {}
@@ -108,16 +97,8 @@ def test_the_graph_sees_function_level_and_absolute_imports():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-def test_no_cycles_but_the_known_one():
-    graph = import_graph()
-    for source, target in KNOWN_CYCLE_EDGES:
-        graph[source].discard(target)
-    assert cycles(graph) == []
-
-
-@pytest.mark.xfail(strict=False, reason="issue 12: reference boosting -> predict -> missing -> boosting, "
-                                        "removed by the Engine seam")
 def test_no_cycles():
+    """Not within a twin, and not through both (fast imports reference, never the reverse)."""
     assert cycles(import_graph()) == []
 
 

@@ -1,0 +1,60 @@
+"""The one seam between the twins: an :class:`Engine` names the kernels a twin supplies.
+
+Every shared loop (boosting, forest, imputation) takes an engine and calls only
+its fields; nothing else chooses between ``reference`` and ``fast``. There is one
+engine per twin: :data:`REFERENCE` here, ``twinrank.fast.engine.FAST`` in the fast
+twin, and a fast estimator is the reference's class with ``engine = FAST``.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Callable
+
+from . import binning, metrics, objectives, predict, tree
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The kernels of one twin (each field: the function or loss class of that name).
+
+    Attributes
+    ----------
+    name : ``"reference"`` or ``"fast"``
+    bin_thresholds, apply_bins : :mod:`binning`
+    grow_tree, grow_trees : :mod:`tree` (one tree; a forest's batch of trees)
+    predict_tree_binned, predict_ensemble : :mod:`predict`
+    squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
+    evaluate : :func:`metrics.evaluate`
+    threads : ``threads(n_threads)``, the context the kernels run in
+    """
+
+    name: str
+    bin_thresholds: Callable
+    apply_bins: Callable
+    grow_tree: Callable
+    grow_trees: Callable
+    predict_tree_binned: Callable
+    predict_ensemble: Callable
+    squared_error: type
+    logistic: type
+    lambdarank: type
+    evaluate: Callable
+    threads: Callable
+
+
+def no_threads(n_threads):
+    """The reference runs on the calling thread: ``n_threads`` is ignored."""
+    return contextlib.nullcontext()
+
+
+REFERENCE = Engine(
+    name="reference",
+    bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins,
+    grow_tree=tree.grow_tree, grow_trees=tree.grow_trees,
+    predict_tree_binned=predict.predict_tree_binned, predict_ensemble=predict.predict_ensemble,
+    squared_error=objectives.SquaredError, logistic=objectives.Logistic,
+    lambdarank=objectives.LambdaRank,
+    evaluate=metrics.evaluate,
+    threads=no_threads,
+)
