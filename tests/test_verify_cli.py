@@ -87,13 +87,13 @@ def test_a_perturbed_fast_kernel_fails_and_is_named(capsys, monkeypatch, letor_f
     """LambdaRank's fast gradients off by one part in a million: exactly the components that use them fail."""
     from twinrank.fast import objectives
 
-    original = objectives.lambdarank
+    original = objectives._lambdarank_into  # the one path of the fast twin's lambdas (function and loss)
 
-    def perturbed(*args, **kwargs):
-        g, h = original(*args, **kwargs)
-        return g * (1 + 1e-6), h
+    def perturbed(y, scores, query_offsets, queries, options, g, h, ranking):
+        original(y, scores, query_offsets, queries, options, g, h, ranking)
+        g *= 1 + 1e-6
 
-    monkeypatch.setattr(objectives, "lambdarank", perturbed)
+    monkeypatch.setattr(objectives, "_lambdarank_into", perturbed)
     code, out, _ = verify(capsys, "--data", letor_file)
     assert code == 1
     failed = {name for name, line in component_lines(out).items() if " FAIL" in line}
