@@ -221,7 +221,7 @@ def main(argv=None):
             print(f"  {name:<31} " + "  ".join(f"{k} {v:.4f}" for k, v in row.items()))
     if args.json:
         words = sys.argv[1:] if argv is None else list(argv)
-        run = {"title": _title(args), "command": " ".join(["python benchmarks/normalization.py"] + words),
+        run = {"title": _title(args), "label": _label(args), "command": " ".join(["python benchmarks/normalization.py"] + words),
                "protocol": args.protocol, "setup": dataclasses.asdict(s), "summary": summary,
                "query_normalised": bool(args.query_normalised), "queries": args.queries,
                "test_queries": args.test_queries}
@@ -232,6 +232,13 @@ def main(argv=None):
             runs = []
         with open(args.json, "w") as f:
             json.dump(runs + [run], f, indent=1)
+
+
+def _label(args) -> str:
+    """A short name of the data (a plot's title)."""
+    if args.protocol == "generated":
+        return f"MSLR-shaped, {'query-normalised' if args.query_normalised else 'raw'} features"
+    return "MQ2008" if args.protocol == "mq2008" else args.train
 
 
 def _title(args) -> str:

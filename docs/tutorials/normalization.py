@@ -31,14 +31,14 @@ for run in runs:
 import matplotlib.pyplot as plt
 
 curves = [run for run in runs if any(row["curve"] for row in run["summary"].values())]
-fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.6), sharey=True, squeeze=False)
+fig, axes = plt.subplots(1, len(curves), figsize=(4.2 * len(curves), 3.6), squeeze=False)
 for ax, run in zip(axes[0], curves):
     for name, row in run["summary"].items():
         style = "-" if name.startswith("twinrank") else "--"
         ax.plot(range(1, len(row["curve"]) + 1), row["curve"], style, label=name, linewidth=1.2)
     ax.set_xscale("log")
     ax.set_xlabel("trees")
-    ax.set_title(run["title"].split(":")[0].split(" (")[0], fontsize=9)
+    ax.set_title(run["label"], fontsize=9)
 axes[0][0].set_ylabel("test NDCG@10")
 axes[0][-1].legend(fontsize=7)
 fig.tight_layout()
