@@ -36,8 +36,7 @@ def same_structure(a, b):
 
 @pytest.mark.parametrize("options", [{}, {"subsample": 0.6, "feature_fraction": 0.5, "seed": 3}])
 def test_both_twins_grow_the_same_classifiers(options):
-    # Continuous features and large leaves keep near-tied splits (decided by the last bit of
-    # gradients summed in another order by each twin) unlikely; see test_lambdamart.py.
+    # Random data; split ties on real data: test_agreement_real.py.
     train = ranking_data(seed=1, n_queries=40, max_docs=30, missing=0.1)
     params = dict(SMALL, min_samples_leaf=10, **options)
     ref = ref_mc.McRank(**params).fit(train)
