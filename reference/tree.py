@@ -1,7 +1,7 @@
 r"""Histogram regression trees with Newton leaf values, grown leaf-wise (best-first).
 
 This is the engine of every twinrank algorithm (GBRT, LambdaMART, random forests,
-...): the caller supplies per-row gradients :math:`g_i` and hessians :math:`h_i`,
+...): the caller supplies per-row gradients $g_i$ and hessians $h_i$,
 and :func:`grow_tree` returns the tree minimising the second-order loss
 approximation (Friedman 2001; Chen & Guestrin 2016, XGBoost, Eq. 5-7; Ke et al.
 2017, LightGBM's leaf-wise growth).
@@ -12,16 +12,20 @@ Node statistics over the node's rows (a row listed twice in ``rows`` counts twic
 
 Leaf value (a Newton step; not shrunk: the caller multiplies by a learning rate)
 
-.. math:: v = -\frac{G}{H + \lambda_2}
+$$
+v = -\frac{G}{H + \lambda_2}
+$$
 
-Gain of splitting a node into L and R on feature :math:`f` (Chen & Guestrin 2016,
-Eq. 7 without the factor 1/2 and without :math:`\gamma`; a cost penalty as in
+Gain of splitting a node into L and R on feature $f$ (Chen & Guestrin 2016,
+Eq. 7 without the factor 1/2 and without $\gamma$; a cost penalty as in
 cost-sensitive trees, Xu et al. 2012)
 
-.. math:: \mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
-          - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
+\mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
+    - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
 
-where a term whose denominator :math:`H + \lambda_2` is not positive counts as 0
+where a term whose denominator $H + \lambda_2$ is not positive counts as 0
 (and so does the value of such a node). All sums are float64.
 
 Candidates of feature ``f`` with ``n_f = len(thresholds[f]) + 1`` value bins and
@@ -41,8 +45,10 @@ has instead only the three-way candidates, for ``b = 0 .. n_f - 2``: ``left`` =
 non-missing rows with ``bin <= b``, ``right`` = non-missing rows with ``bin > b``,
 and the missing child = the ``M`` rows, of gain
 
-.. math:: \mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
-          + \frac{G_M^2}{H_M + \lambda_2} - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
+\mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
+    + \frac{G_M^2}{H_M + \lambda_2} - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
 
 (same zero rule); any other feature (no missing rows at the node, or too few /
 too little hessian to make a child) keeps its two-way candidates, so a node
@@ -56,22 +62,22 @@ always does); features masked out at the node are skipped.
 or a feature and a coarser copy of it, that cut a node's rows into the same two
 sets), but the sums behind them, taken in another order (the fast twin's
 parallel histograms; a child's statistics as parent minus sibling), differ in
-the last bits. So gains are compared with a relative tolerance :math:`\epsilon`
-= ``GAIN_TIE_RTOL``: with :math:`G^*` the largest gain of the node's valid
-candidates and :math:`S = |G^*| + G^2 / (H + \lambda_2)` (the size of the terms a
-gain is a difference of), every candidate of gain :math:`\ge G^* - \epsilon S`
+the last bits. So gains are compared with a relative tolerance $\epsilon$
+= ``GAIN_TIE_RTOL``: with $G^*$ the largest gain of the node's valid
+candidates and $S = |G^*| + G^2 / (H + \lambda_2)$ (the size of the terms a
+gain is a difference of), every candidate of gain $\ge G^* - \epsilon S$
 ties with the best, and the node's best split is the first tied candidate in
 the order (feature ascending, bin ascending, missing right before missing left),
 with its own gain. A node is split only if
-:math:`G^* > \mathrm{min\_gain\_to\_split} + \epsilon S` (a gain tied with
+$G^* > \mathrm{min\_gain\_to\_split} + \epsilon S$ (a gain tied with
 ``params.min_gain_to_split`` does not beat it: no split is made on a gain that
 is zero up to rounding), its depth is ``< params.max_depth`` (the root has
 depth 0) and the tree has fewer than ``params.max_leaves`` leaves.
 
 Growth is leaf-wise: repeatedly split the leaf of largest best gain, ties by the
-same rule going to the lowest node id (:math:`G^*` is then the largest best gain
-of the leaves that can be split and :math:`S` the largest
-:math:`|\mathrm{gain}| + G^2 / (H + \lambda_2)` of one of them); its children get
+same rule going to the lowest node id ($G^*$ is then the largest best gain
+of the leaves that can be split and $S$ the largest
+$|\mathrm{gain}| + G^2 / (H + \lambda_2)$ of one of them); its children get
 the ids ``n_nodes`` (left), ``n_nodes + 1``
 (right) and, for a three-way split, ``n_nodes + 2`` (missing) at that moment, so
 node ids are in creation order, which is the order of the rows of
@@ -115,7 +121,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     rows : int64 array, the rows the tree is grown on; may repeat (a bootstrap). Default all rows.
     feature_mask : bool array (2 * max_leaves - 1, n_features); row ``i`` holds the features
         allowed at node ``i`` (``sampling.feature_masks``). Default all True.
-    feature_cost : float64 array (n_features,), the effective cost :math:`c_f` of each
+    feature_cost : float64 array (n_features,), the effective cost $c_f$ of each
         feature (zero for features already paid for). Default zeros.
 
     Returns
@@ -150,7 +156,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
 
 
 def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
-    r"""Per feature and bin, the sums over ``rows`` of :math:`g`, :math:`h` and 1.
+    r"""Per feature and bin, the sums over ``rows`` of $g$, $h$ and 1.
 
     One ``np.bincount`` per feature and statistic; a row listed twice counts twice.
     O(len(rows) * n_features).
@@ -191,7 +197,7 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     totals : (3,) the node's ``[G, H, count]``
     n_bins : int array (n_features,), value bins ``n_f`` of each feature
     allowed : bool array (n_features,), the features the node may split on
-    penalty : float64 array (n_features,), :math:`\lambda_c c_f`
+    penalty : float64 array (n_features,), $\lambda_c c_f$
     min_rows : int, ``params.min_rows_in_leaf(len(rows))``
     two_way : only the two-way candidates, whatever ``params.missing_split`` (a tree's last split)
 
@@ -238,10 +244,10 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
 
 
 def tie_floor(best_gain: float, scale: float) -> float:
-    r"""The smallest gain tied with ``best_gain``: :math:`G^* - \epsilon S`, :math:`\epsilon` the
+    r"""The smallest gain tied with ``best_gain``: $G^* - \epsilon S$, $\epsilon$ the
     constant ``GAIN_TIE_RTOL``.
 
-    ``scale`` is :math:`S`, the size of the terms the gains are differences of
+    ``scale`` is $S$, the size of the terms the gains are differences of
     (module docstring, **Ties**): sums of the same rows added in another order
     differ in the last bits, so gains equal in real arithmetic are equal only up
     to a rounding error in proportion to it.
@@ -269,13 +275,13 @@ def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray, separate: np.
 
 
 def _score(stats: np.ndarray, l2: float) -> np.ndarray:
-    r""":math:`G^2 / (H + \lambda_2)`, 0 where the denominator is not positive."""
+    r"""$G^2 / (H + \lambda_2)$, 0 where the denominator is not positive."""
     g, denominator = stats[..., G], stats[..., H] + l2
     return np.divide(g * g, denominator, out=np.zeros_like(g), where=denominator > 0)
 
 
 def _leaf_value(g_sum, h_sum, l2):
-    r"""The Newton step :math:`-G / (H + \lambda_2)`, 0 if the denominator is not positive."""
+    r"""The Newton step $-G / (H + \lambda_2)$, 0 if the denominator is not positive."""
     return -g_sum / (h_sum + l2) if h_sum + l2 > 0 else 0.0
 
 

@@ -9,11 +9,11 @@ twin (a user's own pipeline). Nothing here imports hypothesis.
 How outputs are compared (:func:`compare`), part by part (the named arrays of a
 row's ``outputs``): both twins must return the same parts of the same shapes;
 integer, boolean and string parts must be equal; float parts must have NaN at the
-same places, equal infinities and :math:`|f - r| \le` the tolerance's bound
+same places, equal infinities and $|f - r| \le$ the tolerance's bound
 elsewhere. The report gives, over every compared element,
 
-* ``max_abs_diff`` :math:`= \max |f - r|`, and
-* ``max_rel_diff``: the largest over parts of :math:`\max_i |f_i - r_i| / \max_i |r_i|`
+* ``max_abs_diff`` $= \max |f - r|$, and
+* ``max_rel_diff``: the largest over parts of $\max_i |f_i - r_i| / \max_i |r_i|$
   (relative to the part's scale, so values near zero do not blow it up; 0 for a part
   that is all zeros in both twins, infinite if only the reference's is).
 """

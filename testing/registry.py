@@ -13,7 +13,7 @@ arguments of one call (:class:`Inputs`); both twins get deep copies of them, so 
 kernel writing into its arguments cannot make the other twin agree by accident.
 Only the *reference* twin is used to prepare inputs (e.g. the bins a histogram
 reads). Where bit equality is owed (histograms, split choice, one tree), the
-gradients and hessians are small multiples of :math:`2^{-8}`: sums of a few of them
+gradients and hessians are small multiples of $2^{-8}$: sums of a few of them
 are exact in any order (DESIGN.md, "Floating point").
 
 **Outputs.** A row's ``outputs(result)`` flattens what the function returned into
@@ -22,14 +22,14 @@ fitted estimator into its test scores and its trees). Integer, boolean and
 structure arrays must be equal; float arrays must meet the row's tolerance.
 
 **Tolerances** (:data:`TOLERANCES`), keyed by the kind of arithmetic, as elementwise
-bounds :math:`|f - r| \le a + \rho\,|r|`, with :math:`a` multiplied by
-:math:`1 + \max |r|` when ``scaled``:
+bounds $|f - r| \le a + \rho\,|r|$, with $a$ multiplied by
+$1 + \max |r|$ when ``scaled``:
 
 ========== ================== ==========================================================
-key        :math:`(\rho, a)`   why
+key        $(\rho, a)$         why
 ========== ================== ==========================================================
 exact      (0, 0)             the same operations in the same order, or exact sums
-objectives (1e-10, 1e-10 sc.) pair sums in another order; :math:`e^{x-y}` as a product
+objectives (1e-10, 1e-10 sc.) pair sums in another order; $e^{x-y}$ as a product
 models     (1e-9, 1e-12)      many rounds of float sums in another order (leaf values,
                               scores); the splits themselves must be equal
 ========== ================== ==========================================================
@@ -54,7 +54,7 @@ __all__ = ["Tolerance", "TOLERANCES", "Inputs", "Twin", "REGISTRY", "get", "name
 
 @dataclass(frozen=True)
 class Tolerance:
-    r"""Elementwise bound :math:`|f - r| \le a' + \rho |r|`, :math:`a' = a (1 + \max|r|)` if ``scaled``."""
+    r"""Elementwise bound $|f - r| \le a' + \rho |r|$, $a' = a (1 + \max|r|)$ if ``scaled``."""
 
     rtol: float
     atol: float
