@@ -12,7 +12,8 @@ TWINS = ("reference", "fast")
 DATA_MODEL, KERNELS, SEAM, LOOPS, ESTIMATORS, CLI = range(1, 7)
 FLOORS = {
     **dict.fromkeys(["errors", "constants", "_atomic", "params", "sampling", "data", "letor",
-                     "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions"],
+                     "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions",
+                     "_param_checks", "_tree_params", "_algorithm_params"],
                     DATA_MODEL),
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
