@@ -254,12 +254,14 @@ def _find(root: griffe.Module, relative: str) -> str | None:
 
 def _public_alias(root: griffe.Module, path: str) -> str | None:
     """Where a public module of the same twin re-exports the object written at ``path``."""
-    parts = path.split(".")
-    twin = root.members.get(parts[1]) if len(parts) >= 3 and parts[0] == root.path else None
+    parts = path.split(".")  # twinrank.<twin>.<module>.<name>[.<member>...]
+    twin = root.members.get(parts[1]) if len(parts) >= 4 and parts[0] == root.path else None
     for module in (twin.modules.values() if twin is not None else ()):
-        member = module.members.get(parts[-1])
-        if member is not None and member.is_alias and member.target_path == path and _documented(member.path):
-            return member.path
+        member = module.members.get(parts[3])
+        if member is not None and member.is_alias and member.target_path == ".".join(parts[:4]):
+            public = ".".join([member.path, *parts[4:]])
+            if _documented(public):
+                return public
     return None
 
 
