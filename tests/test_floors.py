@@ -13,7 +13,8 @@ DATA_MODEL, KERNELS, SEAM, LOOPS, ESTIMATORS, CLI = range(1, 7)
 FLOORS = {
     **dict.fromkeys(["errors", "constants", "_atomic", "params", "sampling", "data", "letor",
                      "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions",
-                     "_param_checks", "_tree_params", "_algorithm_params"],
+                     "_param_checks", "_tree_params", "_algorithm_params", "_model_json", "_ensemble",
+                     "_mcrank_model", "_missing_values"],
                     DATA_MODEL),
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
