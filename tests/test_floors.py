@@ -22,7 +22,7 @@ FLOORS = {
                      "_losses", "_objective_checks", "_tree_checks"],
                     KERNELS),
     "engine": SEAM,
-    **dict.fromkeys(["boosting", "missing"], LOOPS),
+    **dict.fromkeys(["boosting", "missing", "_forest_loop"], LOOPS),
     **dict.fromkeys(["_estimator", "lambdamart", "gbrt", "forest", "classification"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
                      "_cli_demo", "_cli_verify"], CLI),
