@@ -19,7 +19,7 @@ layouts, whichever costs fewer cache misses for the node:
   here a block of rows is first gathered into a small buffer (independent loads,
   many in flight), then summed from it.
 
-When every hessian of the tree equals one value :math:`h_0` (squared error: 1),
+When every hessian of the tree equals one value $h_0$ (squared error: 1),
 only gradients and counts are summed and the hessian slot is ``count * h0``
 (LightGBM's constant-hessian histograms): the same numbers whenever the sums
 are exact.

@@ -1,53 +1,53 @@
 r"""Scoring an ensemble of small trees with a vectorized QuickScorer (Lucchese et al. 2015, 2016).
 
 **Leaves as bits.** Number the leaves of a tree of at most 64 leaves
-:math:`0 .. L-1` from left to right: at every internal node its left subtree,
+$0 .. L-1$ from left to right: at every internal node its left subtree,
 then its third child's subtree (a ``missing`` child that is neither ``left`` nor
-``right``), then its right subtree. At internal node :math:`k`, with split
-feature :math:`f_k` and threshold :math:`t_k`, a row that does not go left can
+``right``), then its right subtree. At internal node $k$, with split
+feature $f_k$ and threshold $t_k$, a row that does not go left can
 reach none of the left subtree's leaves; one that goes right, none of the third
 child's either. Give each internal node two bit masks,
 
-.. math::
-
-    \mathrm{gt}_k = \neg\,\mathrm{bits}(\text{left and third subtree of } k), \qquad
-    \mathrm{nan}_k = \begin{cases}
-        \text{all ones} & \texttt{missing[k]} = \texttt{left[k]} \\
-        \mathrm{gt}_k & \texttt{missing[k]} = \texttt{right[k]} \\
-        \neg\,\mathrm{bits}(\text{left subtree of } k) & \text{a third child,}
-    \end{cases}
+$$
+\mathrm{gt}_k = \neg\,\mathrm{bits}(\text{left and third subtree of } k), \qquad
+\mathrm{nan}_k = \begin{cases}
+    \text{all ones} & \texttt{missing[k]} = \texttt{left[k]} \\
+    \mathrm{gt}_k & \texttt{missing[k]} = \texttt{right[k]} \\
+    \neg\,\mathrm{bits}(\text{left subtree of } k) & \text{a third child,}
+\end{cases}
+$$
 
 and AND, over every internal node, the mask the row's own value picks:
 
-.. math::
+$$
+v(x) = \bigwedge_k \begin{cases}
+    \mathrm{nan}_k & x_{f_k} \text{ is NaN} \\
+    \mathrm{gt}_k & x_{f_k} > t_k \\
+    \text{all ones} & x_{f_k} \le t_k .
+\end{cases}
+$$
 
-    v(x) = \bigwedge_k \begin{cases}
-        \mathrm{nan}_k & x_{f_k} \text{ is NaN} \\
-        \mathrm{gt}_k & x_{f_k} > t_k \\
-        \text{all ones} & x_{f_k} \le t_k .
-    \end{cases}
-
-The leaf the row reaches is the lowest set bit of :math:`v(x)` (QuickScorer's
+The leaf the row reaches is the lowest set bit of $v(x)$ (QuickScorer's
 theorem, Lucchese et al., SIGIR 2015, with NaN added): no mask clears the exit
-leaf :math:`e` (a node on its path keeps the branch the row took; a node off it
-clears only leaves of its own subtree), and every leaf :math:`l < e` is cleared by
-the deepest common ancestor of :math:`l` and :math:`e`, where :math:`l` lies in an
+leaf $e$ (a node on its path keeps the branch the row took; a node off it
+clears only leaves of its own subtree), and every leaf $l < e$ is cleared by
+the deepest common ancestor of $l$ and $e$, where $l$ lies in an
 earlier branch than the one the row took. No node is visited in order, so there
 is no branch to mispredict and the AND over nodes can run in any order.
 
 **Vectorized over rows** (V-QuickScorer, Lucchese et al., SIGIR 2016). The nodes
 of all trees are grouped by feature. A block of ``ROW_BLOCK`` rows keeps one
 bitvector per (tree, row), its features transposed to (feature, row); for every
-node of feature :math:`f` one loop over the block's rows selects each row's mask
+node of feature $f$ one loop over the block's rows selects each row's mask
 and ANDs it into that tree's row of bitvectors, a loop the compiler turns into
 SIMD compares, blends and ANDs (16 rows per instruction with AVX-512 and 32-bit
-masks). Each row then adds :math:`w_t \cdot \mathrm{value}_t[\mathrm{lowest\ bit}]`
+masks). Each row then adds $w_t \cdot \mathrm{value}_t[\mathrm{lowest\ bit}]$
 tree by tree, in tree order, so the sum is the reference's, bit for bit, on any
 thread count.
 
 **Exact comparisons.** On float32 features, thresholds are rounded down to
-float32: for a float32 :math:`x`, :math:`x \le t \iff x \le \lfloor t
-\rfloor_{32}`, the largest float32 not above :math:`t`; the reference compares in
+float32: for a float32 $x$, $x \le t \iff x \le \lfloor t
+\rfloor_{32}$, the largest float32 not above $t$; the reference compares in
 float64, with the same routes.
 """
 from __future__ import annotations

@@ -30,7 +30,7 @@ PARALLEL_FEATURES = 32  # fewer features are scanned on the calling thread
 
 @njit(cache=True)
 def score(g, h, l2):
-    r""":math:`G^2 / (H + \lambda_2)`, 0 if the denominator is not positive."""
+    r"""$G^2 / (H + \lambda_2)$, 0 if the denominator is not positive."""
     denominator = h + l2
     return g * g / denominator if denominator > 0 else 0.0
 

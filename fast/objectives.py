@@ -13,8 +13,9 @@ import numpy as np
 from numba import njit, prange
 
 from twinrank.reference import objectives as _reference
-from twinrank.reference.objectives import (
-    Loss, _check_lambdarank, _check_logistic, _check_offsets, _check_pointwise)
+from twinrank.reference._objective_checks import (
+    _check_lambdarank, _check_logistic, _check_offsets, _check_pointwise)
+from twinrank.reference.objectives import Loss
 
 from ._lambdarank import ERR, MAP, NDCG, lambdarank_kernel
 from ._ranking import rank_order_kernel

@@ -17,11 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from twinrank.reference.constants import LEAF, MISSING_BIN
+from twinrank.reference._split import GAIN_TIE_RTOL, Split, tie_floor
+from twinrank.reference._tree_checks import _checked_inputs
+from twinrank.reference.constants import COUNT, LEAF, MISSING_BIN, N_SLOTS, G, H
 from twinrank.reference.model import Tree
 from twinrank.reference.params import TreeParams
-from twinrank.reference.tree import (COUNT, GAIN_TIE_RTOL, G, H, N_SLOTS, Split, _checked_inputs,
-                                     _split_threshold, tie_floor)
+from twinrank.reference.tree import _split_threshold
 
 from . import _grower
 from ._grower import grow

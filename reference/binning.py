@@ -3,30 +3,34 @@ r"""Feature binning: per-feature thresholds, and raw features -> ``uint8`` bins.
 Histogram tree growers (LightGBM, Ke et al. 2017; scikit-learn's
 HistGradientBoosting) search splits over at most 255 bins per feature instead
 of over every distinct value. Feature ``j`` gets ascending float64 thresholds
-:math:`t_0 < t_1 < \dots < t_{B-2}` and a value falls in bin
+$t_0 < t_1 < \dots < t_{B-2}$ and a value falls in bin
 
-.. math:: \mathrm{bin}(x) = \#\{b : t_b < x\} = \texttt{searchsorted}(t, x, \texttt{side="left"}),
+$$
+\mathrm{bin}(x) = \#\{b : t_b < x\} = \texttt{searchsorted}(t, x, \texttt{side="left"}),
+$$
 
 so that, for every threshold index ``b``,
 
-.. math:: x \le t_b \iff \mathrm{bin}(x) \le b .
+$$
+x \le t_b \iff \mathrm{bin}(x) \le b .
+$$
 
 This is the guarantee that routes a row the same way on raw values
 (``x <= threshold``) and on bins (``bin <= bin_threshold``). A missing value
 (NaN) gets its own bin, ``MISSING_BIN = 255``; value bins are ``0 .. B - 1 <= 254``.
 
 Thresholds (scikit-learn's rule, computed in exact integer arithmetic so both
-twins agree bit for bit): let :math:`u_0 < \dots < u_m` be the distinct non-NaN
-values of the column (in float64) and :math:`s_0 \le \dots \le s_{n-1}` all of
+twins agree bit for bit): let $u_0 < \dots < u_m$ be the distinct non-NaN
+values of the column (in float64) and $s_0 \le \dots \le s_{n-1}$ all of
 its non-NaN values, sorted.
 
-* if :math:`m + 1 \le` ``max_bins``: the midpoints :math:`(u_i + u_{i+1}) / 2`, so
+* if $m + 1 \le$ ``max_bins``: the midpoints $(u_i + u_{i+1}) / 2$, so
   every distinct value has its own bin;
 * else the quantile midpoints, ``np.percentile(col, 100 j / max_bins, method="midpoint")``
-  for :math:`j = 1, \dots,` ``max_bins - 1``: with :math:`p = (n - 1) j`,
-  :math:`\mathrm{lo} = \lfloor p / \texttt{max\_bins} \rfloor`,
-  :math:`\mathrm{hi} = \lceil p / \texttt{max\_bins} \rceil`, the threshold is
-  :math:`(s_{\mathrm{lo}} + s_{\mathrm{hi}}) / 2`.
+  for $j = 1, \dots,$ ``max_bins - 1``: with $p = (n - 1) j$,
+  $\mathrm{lo} = \lfloor p / \texttt{max\_bins} \rfloor$,
+  $\mathrm{hi} = \lceil p / \texttt{max\_bins} \rceil$, the threshold is
+  $(s_{\mathrm{lo}} + s_{\mathrm{hi}}) / 2$.
 
 Either way, duplicates are removed (``np.unique``), so there are at most
 ``max_bins - 1`` strictly ascending thresholds. A column that is constant or

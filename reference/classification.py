@@ -50,7 +50,7 @@ from .engine import REFERENCE
 from .errors import ParameterError
 from .model import MCRANK as ALGORITHM
 from .model import Ensemble, McRankModel, load_model
-from .objectives import _sigmoid_pair
+from ._losses import _sigmoid_pair
 from .params import WEIGHTINGS, BoostParams, FitParams, McRankParams, TreeParams, from_names
 
 __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",

@@ -23,6 +23,10 @@ module, is ``docs/lambdas.md``.
 
 **Ranking.** Positions are 0-based: the documents of a query sorted by descending
 score, ties broken by input order (a stable sort; DESIGN.md), see :func:`rank_order`.
+
+**Modules.** This module is LambdaRank and the $|\Delta Z|$ of each metric, and the one
+public path of every objective: ``Loss`` and the pointwise losses are written in
+``_losses``, the argument checks both twins share in ``_objective_checks``.
 """
 from __future__ import annotations
 
@@ -30,37 +34,13 @@ from functools import partial
 
 import numpy as np
 
-from .errors import ParameterError
-from .params import check_int, check_real
+from ._losses import Logistic, Loss, SquaredError, _sigmoid_pair, logistic, squared_error
+from ._objective_checks import GAINS, METRICS, _check_lambdarank
 
-METRICS = ("ndcg", "map", "err")
+__all__ = ["METRICS", "SCORE_DISTANCE_EPSILON", "GAINS", "squared_error", "logistic", "rank_order",
+           "lambdarank", "Loss", "SquaredError", "Logistic", "LambdaRank"]
+
 SCORE_DISTANCE_EPSILON = float(np.float32(0.01))  # LightGBM's 0.01f in `delta / (0.01f + |s_i - s_j|)`
-GAINS = ("exp2", "linear")
-
-
-def squared_error(y, scores):
-    r"""Gradient and hessian of the squared error $L = \tfrac12 \sum_i (s_i - y_i)^2$.
-
-    Returns ``(g, h)`` with $g_i = s_i - y_i$ and $h_i = 1$, float64, shape (n_rows,).
-    """
-    y, scores = _check_pointwise(y, scores)
-    return scores - y, np.ones_like(scores)
-
-
-def logistic(y, scores):
-    r"""Gradient and hessian of the logistic loss (binary cross-entropy on a logit).
-
-    $p_i = 1 / (1 + e^{-s_i})$, $L = -\sum_i y_i \log p_i + (1 - y_i) \log(1 - p_i)$:
-
-    $$g_i = p_i - y_i = (1 - y_i)\, p_i - y_i (1 - p_i), \qquad h_i = p_i (1 - p_i).$$
-
-    Labels are 0 or 1 (soft labels in $[0, 1]$ are accepted). $p$ and $1 - p$ are
-    both computed from $e^{-|s|}$, so neither overflows nor cancels: $g$ and $h$
-    keep full relative precision even when $|s_i|$ is large.
-    """
-    y, scores = _check_logistic(y, scores)
-    p, one_minus_p = _sigmoid_pair(scores)
-    return (1.0 - y) * p - y * one_minus_p, p * one_minus_p
 
 
 def rank_order(scores, query_offsets):
@@ -214,60 +194,6 @@ def _ranked_lambdas(labels, scores, delta, sigma, truncation, normalize):
     return lambdas * scale, hessians * scale
 
 
-class Loss:
-    r"""A training objective as an object (scikit-learn's and pygbm's losses).
-
-    Made once per fit, with the training labels, and validated then; each round
-    :meth:`gradients` writes $g$ and $h$ of the current scores into the loop's arrays.
-    ``constant_hessian`` says $h$ never changes ($h_i = 1$: the histogram needs no
-    hessian sums); :meth:`baseline` is the constant $F_0$ a model starts from.
-    """
-
-    constant_hessian = False
-
-    def baseline(self) -> float:
-        r"""$F_0 = \arg\min_c L(c)$, the score of a model without trees."""
-        return 0.0
-
-    def gradients(self, scores, queries, g, h) -> None:
-        """Write $g_i$, $h_i$ at ``scores`` into ``g``, ``h`` (float64, shape (n_rows,)).
-
-        ``queries``: the round's query sample (rows of other queries get $g = h = 0$
-        when the loss is listwise) or None for all.
-        """
-        raise NotImplementedError
-
-
-class SquaredError(Loss):
-    r"""$L = \tfrac12 \sum_i (s_i - y_i)^2$ (:func:`squared_error`); $F_0 = \bar y$."""
-
-    constant_hessian = True
-
-    def __init__(self, y):
-        self.y = _check_pointwise(y, y)[0]
-
-    def baseline(self) -> float:
-        return float(np.mean(self.y))
-
-    def gradients(self, scores, queries, g, h) -> None:
-        np.subtract(scores, self.y, out=g)  # (n_rows,) s_i - y_i
-        h.fill(1.0)
-
-
-class Logistic(Loss):
-    r"""Binary cross-entropy on a logit (:func:`logistic`); $F_0 = \log(n_1 / n_0)$, the prior's log-odds."""
-
-    def __init__(self, y):
-        self.y = _check_logistic(y, y)[0]
-
-    def baseline(self) -> float:
-        n_above = self.y.sum()
-        return float(np.log(n_above) - np.log(len(self.y) - n_above))
-
-    def gradients(self, scores, queries, g, h) -> None:
-        g[:], h[:] = logistic(self.y, scores)
-
-
 class LambdaRank(Loss):
     r"""LambdaRank's lambdas (:func:`lambdarank`) of a target metric; $F_0 = 0$."""
 
@@ -376,88 +302,3 @@ def _symmetric_upper(matrix):
 def _norm_scale(total):
     """LightGBM's per-query scale log2(1 + S) / S of ``lambdarank_norm`` (1 when S = 0)."""
     return np.log2(1.0 + total) / total if total > 0.0 else 1.0
-
-
-def _sigmoid_pair(x):
-    r"""$(1 / (1 + e^{-x}),\ 1 / (1 + e^{x}))$ from $e^{-|x|}$: no overflow, no cancellation."""
-    e = np.exp(-np.abs(x))
-    big, small = 1.0 / (1.0 + e), e / (1.0 + e)
-    return np.where(x >= 0, big, small), np.where(x >= 0, small, big)
-
-
-def _check_pointwise(y, scores):
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    scores = np.ascontiguousarray(scores, dtype=np.float64)
-    if y.ndim != 1 or scores.shape != y.shape:
-        raise ParameterError(f"y and scores must be 1-D of one length, got shapes {y.shape}, {scores.shape}")
-    for name, values in (("y", y), ("scores", scores)):
-        bad = np.flatnonzero(~np.isfinite(values))  # (n_bad,)
-        if len(bad):
-            raise ParameterError(f"{name}[{bad[0]}] is not finite")
-    return y, scores
-
-
-def _check_logistic(y, scores):
-    y, scores = _check_pointwise(y, scores)
-    bad = np.flatnonzero((y < 0) | (y > 1))  # (n_bad,)
-    if len(bad):
-        raise ParameterError(f"logistic labels must be in [0, 1], got y[{bad[0]}] = {y[bad[0]]}")
-    return y, scores
-
-
-def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries,
-                      ranking=None):
-    """Validate the arguments of ``lambdarank``; shared by both twins, so both reject the same input."""
-    y, scores = _check_pointwise(y, scores)
-    bad = np.flatnonzero(y < 0)  # (n_bad,)
-    if len(bad):
-        raise ParameterError(f"lambdarank labels must be >= 0, got y[{bad[0]}] = {y[bad[0]]}")
-    if metric not in METRICS:
-        raise ParameterError(f"metric must be one of {METRICS}, got {metric!r}")
-    if gain not in GAINS:
-        raise ParameterError(f"gain must be one of {GAINS}, got {gain!r}")
-    if gain != "exp2" and metric != "ndcg":
-        raise ParameterError(f"gain applies to metric='ndcg' only, got gain={gain!r} with metric={metric!r}")
-    if k is not None:
-        check_int("k", k, low=1)
-        if metric == "map":
-            raise ParameterError("metric='map' has no cutoff; k must be None")
-    if truncation is not None:
-        check_int("truncation", truncation, low=1)
-    check_real("sigma", sigma)
-    if sigma <= 0:
-        raise ParameterError(f"sigma must be > 0, got {sigma!r}")
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise ParameterError(f"normalize must be True or False, got {normalize!r}")
-    if ranking is not None and not (isinstance(ranking, np.ndarray) and ranking.dtype == np.int64
-                                    and ranking.shape == y.shape and ranking.flags.writeable
-                                    and ranking.flags.c_contiguous):
-        raise ParameterError(f"ranking must be a writable, contiguous int64 array of shape {y.shape}")
-    query_offsets = _check_offsets(query_offsets, len(y))
-    return y, scores, query_offsets, _check_queries(queries, len(query_offsets) - 1)
-
-
-def _check_offsets(query_offsets, n_rows):
-    offsets = np.asarray(query_offsets)
-    if offsets.ndim != 1 or len(offsets) < 1 or not np.issubdtype(offsets.dtype, np.integer):
-        raise ParameterError(
-            f"query_offsets must be a 1-D integer array, got {offsets.dtype} of shape {offsets.shape}")
-    if offsets[0] != 0 or offsets[-1] != n_rows or np.any(np.diff(offsets) < 0):
-        raise ParameterError(f"query_offsets must start at 0, end at n_rows={n_rows} and never decrease")
-    return np.ascontiguousarray(offsets, dtype=np.int64)
-
-
-def _check_queries(queries, n_queries):
-    if queries is None:
-        return np.arange(n_queries, dtype=np.int64)
-    queries = np.asarray(queries)
-    if queries.ndim != 1 or (queries.size and not np.issubdtype(queries.dtype, np.integer)):
-        raise ParameterError(
-            f"queries must be a 1-D integer array, got {queries.dtype} of shape {queries.shape}")
-    queries = np.ascontiguousarray(queries, dtype=np.int64)
-    bad = np.flatnonzero((queries < 0) | (queries >= n_queries))  # (n_bad,)
-    if len(bad):
-        raise ParameterError(f"queries must be indices in [0, {n_queries}), got {queries[bad[0]]}")
-    if len(np.unique(queries)) != len(queries):
-        raise ParameterError("queries must not repeat a query index")
-    return queries

@@ -1,7 +1,7 @@
 r"""Histogram regression trees with Newton leaf values, grown leaf-wise (best-first).
 
 This is the engine of every twinrank algorithm (GBRT, LambdaMART, random forests,
-...): the caller supplies per-row gradients :math:`g_i` and hessians :math:`h_i`,
+...): the caller supplies per-row gradients $g_i$ and hessians $h_i$,
 and :func:`grow_tree` returns the tree minimising the second-order loss
 approximation (Friedman 2001; Chen & Guestrin 2016, XGBoost, Eq. 5-7; Ke et al.
 2017, LightGBM's leaf-wise growth).
@@ -12,16 +12,20 @@ Node statistics over the node's rows (a row listed twice in ``rows`` counts twic
 
 Leaf value (a Newton step; not shrunk: the caller multiplies by a learning rate)
 
-.. math:: v = -\frac{G}{H + \lambda_2}
+$$
+v = -\frac{G}{H + \lambda_2}
+$$
 
-Gain of splitting a node into L and R on feature :math:`f` (Chen & Guestrin 2016,
-Eq. 7 without the factor 1/2 and without :math:`\gamma`; a cost penalty as in
+Gain of splitting a node into L and R on feature $f$ (Chen & Guestrin 2016,
+Eq. 7 without the factor 1/2 and without $\gamma$; a cost penalty as in
 cost-sensitive trees, Xu et al. 2012)
 
-.. math:: \mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
-          - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
+\mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
+    - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
 
-where a term whose denominator :math:`H + \lambda_2` is not positive counts as 0
+where a term whose denominator $H + \lambda_2$ is not positive counts as 0
 (and so does the value of such a node). All sums are float64.
 
 Candidates of feature ``f`` with ``n_f = len(thresholds[f]) + 1`` value bins and
@@ -41,8 +45,10 @@ has instead only the three-way candidates, for ``b = 0 .. n_f - 2``: ``left`` =
 non-missing rows with ``bin <= b``, ``right`` = non-missing rows with ``bin > b``,
 and the missing child = the ``M`` rows, of gain
 
-.. math:: \mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
-          + \frac{G_M^2}{H_M + \lambda_2} - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
+\mathrm{gain} = \frac{G_L^2}{H_L + \lambda_2} + \frac{G_R^2}{H_R + \lambda_2}
+    + \frac{G_M^2}{H_M + \lambda_2} - \frac{G^2}{H + \lambda_2} - \lambda_c\, c_f
+$$
 
 (same zero rule); any other feature (no missing rows at the node, or too few /
 too little hessian to make a child) keeps its two-way candidates, so a node
@@ -56,22 +62,22 @@ always does); features masked out at the node are skipped.
 or a feature and a coarser copy of it, that cut a node's rows into the same two
 sets), but the sums behind them, taken in another order (the fast twin's
 parallel histograms; a child's statistics as parent minus sibling), differ in
-the last bits. So gains are compared with a relative tolerance :math:`\epsilon`
-= ``GAIN_TIE_RTOL``: with :math:`G^*` the largest gain of the node's valid
-candidates and :math:`S = |G^*| + G^2 / (H + \lambda_2)` (the size of the terms a
-gain is a difference of), every candidate of gain :math:`\ge G^* - \epsilon S`
+the last bits. So gains are compared with a relative tolerance $\epsilon$
+= ``GAIN_TIE_RTOL``: with $G^*$ the largest gain of the node's valid
+candidates and $S = |G^*| + G^2 / (H + \lambda_2)$ (the size of the terms a
+gain is a difference of), every candidate of gain $\ge G^* - \epsilon S$
 ties with the best, and the node's best split is the first tied candidate in
 the order (feature ascending, bin ascending, missing right before missing left),
 with its own gain. A node is split only if
-:math:`G^* > \mathrm{min\_gain\_to\_split} + \epsilon S` (a gain tied with
+$G^* > \mathrm{min\_gain\_to\_split} + \epsilon S$ (a gain tied with
 ``params.min_gain_to_split`` does not beat it: no split is made on a gain that
 is zero up to rounding), its depth is ``< params.max_depth`` (the root has
 depth 0) and the tree has fewer than ``params.max_leaves`` leaves.
 
 Growth is leaf-wise: repeatedly split the leaf of largest best gain, ties by the
-same rule going to the lowest node id (:math:`G^*` is then the largest best gain
-of the leaves that can be split and :math:`S` the largest
-:math:`|\mathrm{gain}| + G^2 / (H + \lambda_2)` of one of them); its children get
+same rule going to the lowest node id ($G^*$ is then the largest best gain
+of the leaves that can be split and $S$ the largest
+$|\mathrm{gain}| + G^2 / (H + \lambda_2)$ of one of them); its children get
 the ids ``n_nodes`` (left), ``n_nodes + 1``
 (right) and, for a three-way split, ``n_nodes + 2`` (missing) at that moment, so
 node ids are in creation order, which is the order of the rows of
@@ -80,26 +86,26 @@ node ids are in creation order, which is the order of the rows of
 two-way candidates only (those of ``"learn"`` mode) for that last split. A tree
 of ``L`` leaves made by ``s`` three-way splits has ``2 L - 1 - s <= 2 * max_leaves - 1``
 nodes.
+
+**Modules.** The grower is written here; it calls ``_histogram.build_histogram``, and
+``_split.find_best_split`` with the tie rule above; ``_tree_checks`` checks its arguments
+for both twins. Every public name is importable from this module.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 
-from .constants import COUNT, G, H, MISSING_BIN, N_SLOTS
-from .errors import ParameterError
+from ._histogram import build_histogram
+from ._split import GAIN_TIE_RTOL, Split, _score, find_best_split, tie_floor
+from ._tree_checks import _checked_inputs
+from .constants import COUNT, G, H, MISSING_BIN
 from .model import LEAF, Tree
 from .params import TreeParams
 
-
-# Two gains are tied when they differ by at most GAIN_TIE_RTOL * (|best gain| + parent score).
-# Rounding: a float64 sum of n terms taken in another order moves by ~1e-16 * sqrt(n) of the
-# sum of their magnitudes (MQ2008's exact ties came out 5e-15 apart, relatively); gains that
-# differ by less than 1e-10 are not told apart by any data either. Both twins read this one
-# constant (the fast twin passes it to its kernels as an argument).
-GAIN_TIE_RTOL = 1e-10
+__all__ = ["GAIN_TIE_RTOL", "grow_tree", "build_histogram", "Split", "find_best_split", "tie_floor",
+           "grow_trees"]
 
 
 def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
@@ -115,7 +121,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     rows : int64 array, the rows the tree is grown on; may repeat (a bootstrap). Default all rows.
     feature_mask : bool array (2 * max_leaves - 1, n_features); row ``i`` holds the features
         allowed at node ``i`` (``sampling.feature_masks``). Default all True.
-    feature_cost : float64 array (n_features,), the effective cost :math:`c_f` of each
+    feature_cost : float64 array (n_features,), the effective cost $c_f$ of each
         feature (zero for features already paid for). Default zeros.
 
     Returns
@@ -149,106 +155,6 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     return _as_tree(nodes, job.thresholds)
 
 
-def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
-    r"""Per feature and bin, the sums over ``rows`` of :math:`g`, :math:`h` and 1.
-
-    One ``np.bincount`` per feature and statistic; a row listed twice counts twice.
-    O(len(rows) * n_features).
-
-    Returns
-    -------
-    float64 array (n_features, 256, 3): ``[..., 0]`` sum of gradients, ``[..., 1]``
-    sum of hessians, ``[..., 2]`` row count; slot ``MISSING_BIN`` holds the missing rows.
-    """
-    node_bins = np.asfortranarray(binned[rows])  # (n_node_rows, n_features), columns contiguous
-    weights = (gradients[rows], hessians[rows], None)  # None: bincount counts rows
-    hist = np.empty((binned.shape[1], N_SLOTS, 3))  # (n_features, 256, 3)
-    for f in range(binned.shape[1]):
-        for stat, w in enumerate(weights):
-            hist[f, :, stat] = np.bincount(node_bins[:, f], weights=w, minlength=N_SLOTS)
-    return hist
-
-
-@dataclass(frozen=True)
-class Split:
-    """The best split of a node: ``left = {bin <= bin_threshold}`` plus missing rows if ``missing_left``;
-    with ``missing_child`` the missing rows go to a third child instead (``missing_left`` is False)."""
-
-    gain: float
-    feature: int
-    bin_threshold: int
-    missing_left: bool
-    missing_child: bool = False
-
-
-def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
-                    two_way: bool = False):
-    r"""The best valid split of a node from its histogram, or None if no gain beats ``min_gain_to_split``.
-
-    Parameters
-    ----------
-    hist : (n_features, 256, 3) from :func:`build_histogram`
-    totals : (3,) the node's ``[G, H, count]``
-    n_bins : int array (n_features,), value bins ``n_f`` of each feature
-    allowed : bool array (n_features,), the features the node may split on
-    penalty : float64 array (n_features,), :math:`\lambda_c c_f`
-    min_rows : int, ``params.min_rows_in_leaf(len(rows))``
-    two_way : only the two-way candidates, whatever ``params.missing_split`` (a tree's last split)
-
-    Notes
-    -----
-    All candidates are scored at once: a cumulative sum over the value bins gives
-    the left statistics of every threshold; ``np.argmax`` of ``gain >= tie_floor(...)``
-    picks the first tied candidate (module docstring, **Ties**) in the order
-    (feature, bin, side), side 0 = missing right, 1 = missing left, 2 = missing
-    child (a feature has candidates of sides 0-1 or of side 2, never both).
-    O(n_features * 256).
-    """
-    l2 = params.lambda_l2
-    missing = hist[:, MISSING_BIN]  # (n_features, 3)
-    separate = ((params.missing_split == "separate") & (not two_way) & (missing[:, COUNT] > 0)
-                & (missing[:, COUNT] >= min_rows)
-                & (missing[:, H] >= params.min_hessian_in_leaf))  # (n_features,) three-way features
-    below = np.cumsum(hist[:, :MISSING_BIN], axis=1)  # (n_features, 255, 3) stats of bins <= b
-    left = np.stack([below, below + missing[:, None], below], axis=2)  # (n_features, 255, 3, 3)
-    right = totals - left  # (n_features, 255, 3, 3)
-    right[:, :, 2] = totals - below - missing[:, None]  # the three-way right child: no missing rows
-    missing_score = np.zeros((len(missing), 1, 3))  # (n_features, 1, 3) G_M^2/(H_M+l2) on side 2
-    missing_score[:, 0, 2] = _score(missing, l2)
-    gain = (_score(left, l2) + _score(right, l2) + missing_score - _score(totals, l2)
-            - penalty[:, None, None])  # (n_features, 255, 3)
-    valid = (_candidates_exist(n_bins, missing[:, COUNT] > 0, separate) & allowed[:, None, None]
-             & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
-             & (left[..., H] >= params.min_hessian_in_leaf)
-             & (right[..., H] >= params.min_hessian_in_leaf))  # (n_features, 255, 3)
-    gain = np.where(valid, gain, -np.inf)
-    best = gain.max()
-    scale = abs(best) + float(_score(totals, l2))
-    if best == -np.inf or not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale:
-        return None
-    k = int(np.argmax(gain >= tie_floor(best, scale)))  # the first tied candidate in the order
-    f, b, side = np.unravel_index(k, gain.shape)
-    if side == 2:
-        return Split(float(gain.flat[k]), int(f), int(b), False, True)
-    if missing[f, COUNT] > 0:
-        missing_left = side == 1
-    else:
-        missing_left = left[f, b, side, COUNT] >= right[f, b, side, COUNT]
-    return Split(float(gain.flat[k]), int(f), int(b), bool(missing_left))
-
-
-def tie_floor(best_gain: float, scale: float) -> float:
-    r"""The smallest gain tied with ``best_gain``: :math:`G^* - \epsilon S`, :math:`\epsilon` the
-    constant ``GAIN_TIE_RTOL``.
-
-    ``scale`` is :math:`S`, the size of the terms the gains are differences of
-    (module docstring, **Ties**): sums of the same rows added in another order
-    differ in the last bits, so gains equal in real arithmetic are equal only up
-    to a rounding error in proportion to it.
-    """
-    return best_gain - GAIN_TIE_RTOL * scale
-
-
 def _best_leaf(ready: dict, nodes: list, l2: float) -> int:
     """The leaf to split next: of the leaves ``ready`` (id -> Split) whose gain ties the largest,
     the lowest id; the scale is the largest ``|gain| + G^2 / (H + l2)`` of a ready leaf."""
@@ -258,24 +164,8 @@ def _best_leaf(ready: dict, nodes: list, l2: float) -> int:
     return min(k for k, gain in gains.items() if gain >= tie_floor(best, scale))
 
 
-def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray, separate: np.ndarray) -> np.ndarray:
-    """Which (feature, bin, side) candidates the rules define: (n_features, 255, 3) bool."""
-    b = np.arange(MISSING_BIN)  # (255,)
-    inner = b < n_bins[:, None] - 1  # (n_features, 255) thresholds between value bins
-    last = (b == n_bins[:, None] - 1) & has_missing[:, None]  # all values left, missing right
-    two_way = ~separate[:, None]  # (n_features, 1)
-    return np.stack([(inner | last) & two_way, inner & has_missing[:, None] & two_way,
-                     inner & separate[:, None]], axis=2)
-
-
-def _score(stats: np.ndarray, l2: float) -> np.ndarray:
-    r""":math:`G^2 / (H + \lambda_2)`, 0 where the denominator is not positive."""
-    g, denominator = stats[..., G], stats[..., H] + l2
-    return np.divide(g * g, denominator, out=np.zeros_like(g), where=denominator > 0)
-
-
 def _leaf_value(g_sum, h_sum, l2):
-    r"""The Newton step :math:`-G / (H + \lambda_2)`, 0 if the denominator is not positive."""
+    r"""The Newton step $-G / (H + \lambda_2)$, 0 if the denominator is not positive."""
     return -g_sum / (h_sum + l2) if h_sum + l2 > 0 else 0.0
 
 
@@ -338,61 +228,6 @@ def _split_threshold(feature_thresholds: np.ndarray, bin_threshold: int) -> floa
     if bin_threshold < len(feature_thresholds):
         return float(feature_thresholds[bin_threshold])
     return np.inf
-
-
-def _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
-                   feature_cost) -> SimpleNamespace:
-    """Validate :func:`grow_tree`'s inputs (shared by both twins); fill the defaults."""
-    if not isinstance(params, TreeParams):
-        raise ParameterError(f"params must be a TreeParams, got {type(params).__name__}")
-    if not isinstance(binned, np.ndarray) or binned.ndim != 2 or binned.dtype != np.uint8:
-        raise ParameterError("binned must be a 2-D uint8 array from apply_bins")
-    n_rows, n_features = binned.shape
-    if len(thresholds) != n_features:
-        raise ParameterError(f"binned has {n_features} features but thresholds has {len(thresholds)}")
-    n_bins = np.array([len(t) + 1 for t in thresholds], dtype=np.int64)  # (n_features,)
-    if np.any(n_bins > MISSING_BIN):
-        raise ParameterError(f"a feature has more than {MISSING_BIN - 1} thresholds")
-    gradients = _per_row("gradients", gradients, n_rows)
-    hessians = _per_row("hessians", hessians, n_rows)
-    rows = _checked_rows(rows, n_rows)
-    n_nodes = 2 * params.max_leaves - 1
-    if feature_mask is None:
-        feature_mask = np.ones((n_nodes, n_features), dtype=bool)
-    feature_mask = np.asarray(feature_mask)
-    if feature_mask.shape != (n_nodes, n_features) or feature_mask.dtype != bool:
-        raise ParameterError(f"feature_mask must be a bool array of shape ({n_nodes}, {n_features}),"
-                             f" got {feature_mask.dtype} {feature_mask.shape}")
-    cost = np.zeros(n_features) if feature_cost is None else np.asarray(feature_cost, dtype=np.float64)
-    if cost.shape != (n_features,) or not np.all(np.isfinite(cost)) or np.any(cost < 0):
-        raise ParameterError(f"feature_cost must be {n_features} finite non-negative numbers")
-    return SimpleNamespace(
-        binned=binned, gradients=gradients, hessians=hessians, thresholds=thresholds,
-        params=params, rows=rows, feature_mask=feature_mask, n_bins=n_bins,
-        penalty=params.cost_lambda * cost,  # (n_features,)
-        min_rows=params.min_rows_in_leaf(len(rows)),
-        max_depth=np.inf if params.max_depth is None else params.max_depth,
-    )
-
-
-def _per_row(name: str, values, n_rows: int) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
-    if values.shape != (n_rows,):
-        raise ParameterError(f"{name} has shape {values.shape}, expected ({n_rows},)")
-    if not np.all(np.isfinite(values)):
-        raise ParameterError(f"{name}[{np.flatnonzero(~np.isfinite(values))[0]}] is not finite")
-    return values
-
-
-def _checked_rows(rows, n_rows: int) -> np.ndarray:
-    if rows is None and n_rows > 0:
-        return np.arange(n_rows, dtype=np.int64)
-    rows = np.asarray(np.arange(n_rows) if rows is None else rows)
-    if rows.ndim != 1 or rows.dtype.kind not in "iu" or len(rows) == 0:
-        raise ParameterError(f"rows must be a non-empty 1-D integer array, got {rows.dtype} {rows.shape}")
-    if rows.min() < 0 or rows.max() >= n_rows:
-        raise ParameterError(f"rows must be in [0, {n_rows}), got values in [{rows.min()}, {rows.max()}]")
-    return rows.astype(np.int64, copy=False)
 
 
 def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list:

@@ -1,9 +1,9 @@
-"""Hypothesis strategies for ranking data: queries, labels, scores with ties, whole data sets.
+r"""Hypothesis strategies for ranking data: queries, labels, scores with ties, whole data sets.
 
 Tiny shapes by default (a few queries of a few documents, few distinct feature
 values), so that empty and one-document queries, queries whose labels are all
 equal, tied scores, constant features and empty bins occur in every run, as in
-the project's own agreement tests. Scores are small multiples of :math:`2^{-8}`
+the project's own agreement tests. Scores are small multiples of $2^{-8}$
 (sums of a few are exact in floating point) unless ``exact=False``.
 
 Use them in your own tests, with :func:`~twinrank.testing.agree.assert_twins_agree`::

@@ -244,12 +244,31 @@ def _find(root: griffe.Module, relative: str) -> str | None:
     """The canonical (documented) path of ``root[relative]``, or None if it is not documented."""
     try:
         obj = root[relative]
-        path = obj.target_path if obj.is_alias else obj.path
+        # an object written in a private module is documented where a public module re-exports it
+        paths = (obj.target_path, obj.path) if obj.is_alias else (obj.path,)
     except (KeyError, griffe.AliasResolutionError, griffe.CyclicAliasError):
         return None
-    parts = path.split(".")  # API pages render twinrank.<twin>.<module> and its public members
-    documented = parts[0] == "twinrank" and len(parts) >= 3 and not any(p.startswith("_") for p in parts)
-    return path if documented else None
+    found = next((path for path in paths if _documented(path)), None)
+    return found if found is not None else _public_alias(root, paths[0])
+
+
+def _public_alias(root: griffe.Module, path: str) -> str | None:
+    """Where a public module of the same twin re-exports the object written at ``path``."""
+    parts = path.split(".")  # twinrank.<twin>.<module>.<name>[.<member>...]
+    twin = root.members.get(parts[1]) if len(parts) >= 4 and parts[0] == root.path else None
+    for module in (twin.modules.values() if twin is not None else ()):
+        member = module.members.get(parts[3])
+        if member is not None and member.is_alias and member.target_path == ".".join(parts[:4]):
+            public = ".".join([member.path, *parts[4:]])
+            if _documented(public):
+                return public
+    return None
+
+
+def _documented(path: str) -> bool:
+    """Whether API pages render ``path``: twinrank.<twin>.<module> and its public members."""
+    parts = path.split(".")
+    return parts[0] == "twinrank" and len(parts) >= 3 and not any(p.startswith("_") for p in parts)
 
 
 def _set_runtime_docstring(obj: griffe.Object, loader: griffe.GriffeLoader) -> None:

@@ -1,0 +1,150 @@
+r"""The parameters of one algorithm each: random forests, LambdaRank's lambdas, averaged runs, McRank."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ._param_checks import check_bool, check_fraction, check_int, check_real
+from ._tree_params import TreeParams
+from .errors import ParameterError
+
+
+@dataclass(frozen=True)
+class ForestParams:
+    r"""How a random forest for ranking is grown (Breiman 2001; Ibrahim 2021's RF-point).
+
+    Parameters
+    ----------
+    n_trees : int
+        Trees $T$; the forest scores $\frac1T \sum_t f_t(x)$.
+    tree : TreeParams
+        How each tree is grown; ``tree.feature_fraction`` gives the k random
+        features of each node.
+    bootstrap : bool
+        Grow each tree on a bootstrap sample of its rows (drawn with replacement).
+    query_subsample : float
+        Fraction of the queries each tree sees, drawn without replacement per tree
+        (Ibrahim 2021's sub-sample size); with ``bootstrap`` the bootstrap is drawn
+        from the rows of those queries.
+    max_bins, metric, convention, seed : as in :class:`BoostParams`.
+    """
+
+    n_trees: int = 100
+    tree: TreeParams = TreeParams()
+    bootstrap: bool = True
+    query_subsample: float = 1.0
+    max_bins: int = 255
+    metric: str = "ndcg@10"
+    convention: str = "lightgbm"
+    seed: int = 0
+
+    def __post_init__(self):
+        check_int("n_trees", self.n_trees, low=1)
+        if not isinstance(self.tree, TreeParams):
+            raise ParameterError(f"tree must be a TreeParams, got {type(self.tree).__name__}")
+        if not isinstance(self.bootstrap, bool):
+            raise ParameterError(f"bootstrap must be True or False, got {self.bootstrap!r}")
+        check_fraction("query_subsample", self.query_subsample)
+        check_int("max_bins", self.max_bins, low=2, high=255)
+        check_int("seed", self.seed, low=0)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+TARGETS = ("ndcg", "map", "err")  # the metrics LambdaRank's lambdas optimise
+
+
+@dataclass(frozen=True)
+class LambdaRankParams:
+    r"""LambdaRank's gradients (Burges 2010; :func:`~twinrank.reference.objectives.lambdarank`).
+
+    Parameters
+    ----------
+    sigma : float
+        The steepness $\sigma > 0$ of RankNet's sigmoid.
+    truncation : int or None
+        Only pairs with a document in the current top ``truncation``; None: all pairs.
+    normalize : bool
+        Per-query LambdaRank normalisation (LightGBM ``lambdarank_norm``).
+    target : str or None
+        The metric the lambdas optimise: ``"ndcg"``, ``"ndcg@k"``, ``"map"``, ``"err"``,
+        ``"err@k"``; None takes it from the estimator's ``metric``.
+    """
+
+    sigma: float = 1.0
+    truncation: int | None = None
+    normalize: bool = True
+    target: str | None = None
+
+    def __post_init__(self):
+        check_real("sigma", self.sigma)
+        if self.sigma <= 0:
+            raise ParameterError(f"sigma must be > 0, got {self.sigma!r}")
+        if self.truncation is not None:
+            check_int("truncation", self.truncation, low=1)
+        check_bool("normalize", self.normalize)
+        if self.target is not None:
+            try:
+                parse_target(self.target)
+            except ParameterError as e:
+                raise ParameterError(f"target: {e}") from None
+
+    def target_of(self, metric: str) -> tuple[str, int | None]:
+        """``(family, k)`` of the target, ``metric`` when ``target`` is None."""
+        return parse_target(self.target or metric)
+
+
+def parse_target(name: str):
+    """``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("map", None)``."""
+    family, _, k = str(name).lower().partition("@")
+    if family not in TARGETS:
+        raise ParameterError(f"LambdaMART optimises one of {TARGETS} (with an optional @k), not {name!r}")
+    if k and not k.isdigit():
+        raise ParameterError(f"the cutoff of {name!r} must be a positive integer")
+    if k and int(k) < 1:
+        raise ParameterError(f"the cutoff of {name!r} must be a positive integer")
+    if family == "map" and k:
+        raise ParameterError("map has no cutoff")
+    return family, (int(k) if k else None)
+
+@dataclass(frozen=True)
+class AveragingParams:
+    """Averaged k-stochastic GBRT (Mohan 2010).
+
+    Parameters
+    ----------
+    average_runs : int
+        The number of independently seeded runs averaged into one model (run ``i``
+        uses seed ``seed + i``).
+    """
+
+    average_runs: int = 1
+
+    def __post_init__(self):
+        check_int("average_runs", self.average_runs, low=1)
+
+
+WEIGHTINGS = ("linear", "square", "exp2")  # McRank's named relevance weightings
+
+
+@dataclass(frozen=True)
+class McRankParams:
+    """McRank's expected relevance (Li, Burges & Wu 2007; :mod:`~twinrank.reference.classification`).
+
+    Parameters
+    ----------
+    weighting : str or array
+        $F(c_k)$: ``"linear"``, ``"square"``, ``"exp2"`` or one weight per label.
+    fit_weights : bool
+        Fit $F$ by least squares instead (``weighting`` must then be a name).
+    """
+
+    weighting: object = "linear"
+    fit_weights: bool = False
+
+    def __post_init__(self):
+        check_bool("fit_weights", self.fit_weights)
+        if self.fit_weights and not isinstance(self.weighting, str):
+            raise ParameterError("give a weighting array or fit_weights=True, not both")
+        if isinstance(self.weighting, str) and self.weighting not in WEIGHTINGS:
+            raise ParameterError(f"weighting must be one of {WEIGHTINGS} or an array, got {self.weighting!r}")

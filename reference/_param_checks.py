@@ -1,0 +1,54 @@
+"""The argument checks every parameter object (and a few kernels) validates with: one error each."""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .errors import ParameterError
+
+
+def check_int(name, value, low=None, high=None):
+    """Raise ParameterError unless ``value`` is an integer in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if low is not None and value < low:
+        raise ParameterError(f"{name} must be >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ParameterError(f"{name} must be <= {high}, got {value!r}")
+
+
+def check_real(name, value, low=None, high=None):
+    """Raise ParameterError unless ``value`` is a finite real number in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+    if low is not None and value < low:
+        raise ParameterError(f"{name} must be >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ParameterError(f"{name} must be <= {high}, got {value!r}")
+
+
+def check_fraction(name, value):
+    """A fraction in (0, 1]."""
+    check_real(name, value)
+    if not 0.0 < value <= 1.0:
+        raise ParameterError(f"{name} must be in (0, 1], got {value!r}")
+
+
+def check_min_samples_leaf(value):
+    """Raise ParameterError unless ``value`` is a count >= 1 or a fraction in (0, 1)."""
+    if isinstance(value, float) and 0.0 < value < 1.0:
+        return
+    if isinstance(value, float) and value.is_integer() and value >= 1:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ParameterError(
+            f"min_samples_leaf must be a count >= 1 or a fraction in (0, 1), got {value!r}"
+        )
+
+
+def check_bool(name, value):
+    """Raise ParameterError unless ``value`` is True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False, got {value!r}")

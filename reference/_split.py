@@ -1,0 +1,117 @@
+r"""Split search of the reference grower: every candidate of a node scored at once, the tie rule.
+
+The gains, the candidates and the tie rule are specified in the docstring of
+:mod:`~twinrank.reference.tree` (**Ties**); the fast twin's is ``fast/_split.py``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .constants import COUNT, G, H, MISSING_BIN
+from .params import TreeParams
+
+
+# Two gains are tied when they differ by at most GAIN_TIE_RTOL * (|best gain| + parent score).
+# Rounding: a float64 sum of n terms taken in another order moves by ~1e-16 * sqrt(n) of the
+# sum of their magnitudes (MQ2008's exact ties came out 5e-15 apart, relatively); gains that
+# differ by less than 1e-10 are not told apart by any data either. Both twins read this one
+# constant (the fast twin passes it to its kernels as an argument).
+GAIN_TIE_RTOL = 1e-10
+
+
+@dataclass(frozen=True)
+class Split:
+    """The best split of a node: ``left = {bin <= bin_threshold}`` plus missing rows if ``missing_left``;
+    with ``missing_child`` the missing rows go to a third child instead (``missing_left`` is False)."""
+
+    gain: float
+    feature: int
+    bin_threshold: int
+    missing_left: bool
+    missing_child: bool = False
+
+
+def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
+                    two_way: bool = False):
+    r"""The best valid split of a node from its histogram, or None if no gain beats ``min_gain_to_split``.
+
+    Parameters
+    ----------
+    hist : (n_features, 256, 3) from :func:`build_histogram`
+    totals : (3,) the node's ``[G, H, count]``
+    n_bins : int array (n_features,), value bins ``n_f`` of each feature
+    allowed : bool array (n_features,), the features the node may split on
+    penalty : float64 array (n_features,), $\lambda_c c_f$
+    min_rows : int, ``params.min_rows_in_leaf(len(rows))``
+    two_way : only the two-way candidates, whatever ``params.missing_split`` (a tree's last split)
+
+    Notes
+    -----
+    All candidates are scored at once: a cumulative sum over the value bins gives
+    the left statistics of every threshold; ``np.argmax`` of ``gain >= tie_floor(...)``
+    picks the first tied candidate (:mod:`~twinrank.reference.tree`, **Ties**) in the order
+    (feature, bin, side), side 0 = missing right, 1 = missing left, 2 = missing
+    child (a feature has candidates of sides 0-1 or of side 2, never both).
+    O(n_features * 256).
+    """
+    l2 = params.lambda_l2
+    missing = hist[:, MISSING_BIN]  # (n_features, 3)
+    separate = ((params.missing_split == "separate") & (not two_way) & (missing[:, COUNT] > 0)
+                & (missing[:, COUNT] >= min_rows)
+                & (missing[:, H] >= params.min_hessian_in_leaf))  # (n_features,) three-way features
+    below = np.cumsum(hist[:, :MISSING_BIN], axis=1)  # (n_features, 255, 3) stats of bins <= b
+    left = np.stack([below, below + missing[:, None], below], axis=2)  # (n_features, 255, 3, 3)
+    right = totals - left  # (n_features, 255, 3, 3)
+    right[:, :, 2] = totals - below - missing[:, None]  # the three-way right child: no missing rows
+    missing_score = np.zeros((len(missing), 1, 3))  # (n_features, 1, 3) G_M^2/(H_M+l2) on side 2
+    missing_score[:, 0, 2] = _score(missing, l2)
+    gain = (_score(left, l2) + _score(right, l2) + missing_score - _score(totals, l2)
+            - penalty[:, None, None])  # (n_features, 255, 3)
+    valid = (_candidates_exist(n_bins, missing[:, COUNT] > 0, separate) & allowed[:, None, None]
+             & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
+             & (left[..., H] >= params.min_hessian_in_leaf)
+             & (right[..., H] >= params.min_hessian_in_leaf))  # (n_features, 255, 3)
+    gain = np.where(valid, gain, -np.inf)
+    best = gain.max()
+    scale = abs(best) + float(_score(totals, l2))
+    if best == -np.inf or not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale:
+        return None
+    k = int(np.argmax(gain >= tie_floor(best, scale)))  # the first tied candidate in the order
+    f, b, side = np.unravel_index(k, gain.shape)
+    if side == 2:
+        return Split(float(gain.flat[k]), int(f), int(b), False, True)
+    if missing[f, COUNT] > 0:
+        missing_left = side == 1
+    else:
+        missing_left = left[f, b, side, COUNT] >= right[f, b, side, COUNT]
+    return Split(float(gain.flat[k]), int(f), int(b), bool(missing_left))
+
+
+def tie_floor(best_gain: float, scale: float) -> float:
+    r"""The smallest gain tied with ``best_gain``: $G^* - \epsilon S$, $\epsilon$ the
+    constant ``GAIN_TIE_RTOL``.
+
+    ``scale`` is $S$, the size of the terms the gains are differences of
+    (:mod:`~twinrank.reference.tree`, **Ties**): sums of the same rows added in another order
+    differ in the last bits, so gains equal in real arithmetic are equal only up
+    to a rounding error in proportion to it.
+    """
+    return best_gain - GAIN_TIE_RTOL * scale
+
+
+def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray, separate: np.ndarray) -> np.ndarray:
+    """Which (feature, bin, side) candidates the rules define: (n_features, 255, 3) bool."""
+    b = np.arange(MISSING_BIN)  # (255,)
+    inner = b < n_bins[:, None] - 1  # (n_features, 255) thresholds between value bins
+    last = (b == n_bins[:, None] - 1) & has_missing[:, None]  # all values left, missing right
+    two_way = ~separate[:, None]  # (n_features, 1)
+    return np.stack([(inner | last) & two_way, inner & has_missing[:, None] & two_way,
+                     inner & separate[:, None]], axis=2)
+
+
+def _score(stats: np.ndarray, l2: float) -> np.ndarray:
+    r"""$G^2 / (H + \lambda_2)$, 0 where the denominator is not positive."""
+    g, denominator = stats[..., G], stats[..., H] + l2
+    return np.divide(g * g, denominator, out=np.zeros_like(g), where=denominator > 0)

@@ -1,0 +1,178 @@
+r"""How one tree is grown and how the boosting loop adds trees: ``TreeParams``, ``BoostParams``."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_real
+from .errors import ParameterError
+
+
+MISSING_SPLITS = ("learn", "separate")  # TreeParams.missing_split: two-way or three-way splits
+
+
+@dataclass(frozen=True)
+class TreeParams:
+    r"""How one regression tree is grown (LightGBM / scikit-learn names).
+
+    Parameters
+    ----------
+    max_leaves : int
+        Leaf-wise (best-first) growth stops at this many leaves (LightGBM ``num_leaves``).
+    max_depth : int or None
+        Nodes at this depth are not split; ``None`` means unlimited. The root has depth 0.
+    min_samples_leaf : int or float
+        Minimum rows in a child. A float in ``(0, 1)`` is a fraction of the rows the
+        tree is grown on, rounded up (the BL-MART paper's "min percentage of
+        observations per leaf").
+    min_hessian_in_leaf : float
+        Minimum sum of hessians in a child (LightGBM ``min_sum_hessian_in_leaf``).
+    feature_fraction : float
+        Fraction of the features considered at each node, drawn anew per node
+        (k random features per node: ``k = max(1, round(feature_fraction * d))``).
+    lambda_l2 : float
+        L2 penalty on leaf values: $v = -G / (H + \lambda)$.
+    min_gain_to_split : float
+        A split is made only if its gain is strictly larger than this, and not tied with it
+        (``tree.GAIN_TIE_RTOL``: a gain that is zero up to rounding does not beat 0).
+    cost_lambda : float
+        Weight of the feature-cost penalty: a split on feature ``f`` scores
+        $\mathrm{gain} - \lambda_c\,c_f$.
+    missing_split : {"learn", "separate"}
+        Where a split sends the rows missing its feature: ``"learn"``, to the left or
+        right child, whichever gains more; ``"separate"``, to a third child of their
+        own (Mohan 2010, Ch. 4) at nodes where that child is large enough (the rules
+        of :mod:`~twinrank.reference.tree`).
+    """
+
+    max_leaves: int = 31
+    max_depth: int | None = None
+    min_samples_leaf: int | float = 20
+    min_hessian_in_leaf: float = 1e-3
+    feature_fraction: float = 1.0
+    lambda_l2: float = 0.0
+    min_gain_to_split: float = 0.0
+    cost_lambda: float = 0.0
+    missing_split: str = "learn"
+
+    def __post_init__(self):
+        check_int("max_leaves", self.max_leaves, low=2)
+        if self.max_depth is not None:
+            check_int("max_depth", self.max_depth, low=1)
+        check_min_samples_leaf(self.min_samples_leaf)
+        check_real("min_hessian_in_leaf", self.min_hessian_in_leaf, low=0.0)
+        check_fraction("feature_fraction", self.feature_fraction)
+        check_real("lambda_l2", self.lambda_l2, low=0.0)
+        check_real("min_gain_to_split", self.min_gain_to_split, low=0.0)
+        check_real("cost_lambda", self.cost_lambda, low=0.0)
+        if self.missing_split not in MISSING_SPLITS:
+            raise ParameterError(f"missing_split must be one of {', '.join(MISSING_SPLITS)}; "
+                                 f"got {self.missing_split!r}")
+
+    def min_rows_in_leaf(self, n_rows: int) -> int:
+        """``min_samples_leaf`` as a row count for a tree grown on ``n_rows`` rows."""
+        if isinstance(self.min_samples_leaf, float) and self.min_samples_leaf < 1.0:
+            return max(1, math.ceil(self.min_samples_leaf * n_rows))
+        return int(self.min_samples_leaf)
+
+    @property
+    def max_nodes(self) -> int:
+        """The most nodes a tree can have, ``2 * max_leaves - 1`` (rows of a feature mask)."""
+        return 2 * self.max_leaves - 1
+
+    def n_features_per_node(self, n_features: int) -> int:
+        """k, the number of features drawn at each node."""
+        return max(1, min(n_features, round(self.feature_fraction * n_features)))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+@dataclass(frozen=True)
+class BoostParams:
+    r"""The boosting loop's parameters (Friedman 2001; Burges 2010, Alg. 1).
+
+    Parameters
+    ----------
+    n_trees : int
+        Boosting rounds $M$.
+    learning_rate : float
+        Shrinkage $\eta$: tree $m$ adds $\eta\,f_m(x)$.
+    tree : TreeParams
+        How each tree is grown.
+    subsample : float
+        Fraction of the training units each tree sees, drawn without replacement
+        per round (stochastic GBRT, Friedman 2002; ``query_subsample`` of BL-MART).
+    subsample_by : {"queries", "rows"}
+        The unit ``subsample`` draws: whole queries or single rows.
+    query_subsample : float
+        Fraction of the queries each tree sees (LambdaMART's name; the same draw as
+        ``subsample`` with ``subsample_by="queries"``); give it or ``subsample``, not both.
+    max_bins : int
+        Bins per feature (at most 255; one more bin holds missing values).
+    metric : str
+        Validation metric for history and early stopping, e.g. ``"ndcg@10"`` (also the
+        training metric with ``eval_train``).
+    convention : str
+        Metric convention preset (``"lightgbm"``, ``"ranklib"``, ``"letor"``, ``"trec"``).
+    early_stopping_rounds : int or None
+        Stop after this many rounds without a validation improvement and keep the
+        model of the best round.
+    overfit_tolerance : float or None
+        BL-MART's overfitting tolerance: keep adding trees after the validation
+        maximum until the metric falls more than this fraction below it, or
+        ``overfit_extra_trees`` trees were added after it, and keep those trees.
+    overfit_extra_trees : int
+        The cap of trees added after the validation maximum.
+    seed : int
+        Seed of the run's one ``numpy.random.Generator``.
+    eval_train : bool
+        Record ``metric`` on the training set after every tree (``"train:<metric>"`` in
+        the history and the callback record). Costs one metric evaluation of the
+        training set per tree, so it is off by default (as in LightGBM and XGBoost).
+    """
+
+    n_trees: int = 100
+    learning_rate: float = 0.1
+    tree: TreeParams = TreeParams()
+    subsample: float = 1.0
+    subsample_by: str = "queries"
+    query_subsample: float = 1.0
+    max_bins: int = 255
+    metric: str = "ndcg@10"
+    convention: str = "lightgbm"
+    early_stopping_rounds: int | None = None
+    overfit_tolerance: float | None = None
+    overfit_extra_trees: int = 250
+    seed: int = 0
+    eval_train: bool = False
+
+    def __post_init__(self):
+        check_int("n_trees", self.n_trees, low=0)
+        check_real("learning_rate", self.learning_rate, low=0.0)
+        check_fraction("subsample", self.subsample)
+        if self.subsample_by not in ("queries", "rows"):
+            raise ParameterError(f"subsample_by must be 'queries' or 'rows', got {self.subsample_by!r}")
+        check_fraction("query_subsample", self.query_subsample)
+        if self.query_subsample < 1.0 and self.subsample < 1.0:
+            raise ParameterError("give subsample or query_subsample, not both")
+        check_int("max_bins", self.max_bins, low=2, high=255)
+        if self.early_stopping_rounds is not None:
+            check_int("early_stopping_rounds", self.early_stopping_rounds, low=1)
+        if self.overfit_tolerance is not None:
+            check_real("overfit_tolerance", self.overfit_tolerance, low=0.0, high=1.0)
+            if self.early_stopping_rounds is not None:
+                raise ParameterError("give early_stopping_rounds or overfit_tolerance, not both")
+        check_int("overfit_extra_trees", self.overfit_extra_trees, low=0)
+        check_int("seed", self.seed, low=0)
+        check_bool("eval_train", self.eval_train)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def round_sample(self) -> tuple[str, float] | None:
+        """What each round draws: ``("queries" | "rows", fraction)``, or None for every row."""
+        if self.query_subsample < 1.0:
+            return "queries", self.query_subsample
+        if self.subsample < 1.0:
+            return self.subsample_by, self.subsample
+        return None
