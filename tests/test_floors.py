@@ -22,7 +22,7 @@ FLOORS = {
     **dict.fromkeys(["boosting", "missing"], LOOPS),
     **dict.fromkeys(["_estimator", "lambdamart", "gbrt", "forest", "classification"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
-                     "_cli_demo", "_cli_verify"], CLI),
+                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data"], CLI),
 }
 
 
