@@ -229,3 +229,12 @@ def test_a_reappearing_numpy_query_id_is_printed_plainly():
     with pytest.raises(ValueError) as e:
         Dataset.from_qid(X, y, np.array([463, 7, 463]))
     assert "query id 463 reappears" in str(e.value)
+
+
+def test_lambdamart_estimator_refuses_data_read_without_queries(files):
+    from twinrank.fast.lambdamart import LambdaMART
+    from twinrank.reference.errors import ParameterError
+    with pytest.raises(ParameterError, match="without query ids"):
+        LambdaMART(n_trees=1).fit(read_letor(files / "noqid.txt"))
+    with pytest.raises(ParameterError, match="eval_set"):
+        LambdaMART(n_trees=1).fit(read_letor(files / "train.txt"), eval_set=[read_letor(files / "noqid.txt")])
