@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 
 import numpy as np
 
@@ -131,7 +132,8 @@ def summary_lines(model, path) -> list:
     for key, h in s["history"].items():
         rows.append((key, f"{h['n']} values, last {h['last']:.6f}, best {h['best']:.6f}"))
     shown = {k: v for k, v in s["params"].items() if v is not None}
-    rows.append(("parameters", " ".join(f"{k}={v}" for k, v in shown.items()) or "(none stored)"))
+    text = " ".join(f"{k}={v}" for k, v in shown.items()) or "(none stored)"
+    rows += [("parameters" if i == 0 else "", line) for i, line in enumerate(textwrap.wrap(text, 84))]
     return rows
 
 

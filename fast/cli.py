@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import sys
 
 from twinrank.reference.errors import TwinrankError
@@ -44,6 +45,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
+    except BrokenPipeError:  # stdout closed early (``twinrank predict ... | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
+        return 1
     except (TwinrankError, OSError) as e:
         print(f"twinrank {args.command}: error: {_message(e)}", file=sys.stderr)
         return 2
