@@ -259,9 +259,14 @@ def trained_summary(model, grown: int) -> str:
     kept = total_trees(model)
     prior = 0 if getattr(model, "init_model", None) is None else total_trees(model.init_model)
     text = f"trained {grown} trees" + (f" ({prior} in the starting forest, {grown - prior} boosted)" if prior else "")
-    text += f"; the model keeps {'all ' + str(kept) if kept == grown else f'{kept} of them'}"
-    if kept != grown and not prior:
-        text = text.replace(f"{kept} of them", f"the first {kept}")
+    if kept == grown:
+        text += f"; the model keeps all {kept}"
+    elif prior:
+        text += f"; the model keeps the forest and the first {kept - prior} boosted trees"
+    elif (getattr(model, "params", None) or {}).get("average_runs", 1) > 1:
+        text += f"; the model keeps {kept} of them (each run's trees up to its own stopping point)"
+    else:
+        text += f"; the model keeps the first {kept}"
     if model.best_iteration is not None:
         key = next((k for k in model.history if k.startswith("valid:")), None)
         value = f": {key} {model.history[key][model.best_iteration - 1]:.4f}" if key else ""

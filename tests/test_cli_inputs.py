@@ -238,3 +238,11 @@ def test_lambdamart_estimator_refuses_data_read_without_queries(files):
         LambdaMART(n_trees=1).fit(read_letor(files / "noqid.txt"))
     with pytest.raises(ParameterError, match="eval_set"):
         LambdaMART(n_trees=1).fit(read_letor(files / "train.txt"), eval_set=[read_letor(files / "noqid.txt")])
+
+
+def test_igbrt_summary_with_early_stopping_keeps_the_forest(files, capsys):
+    assert main(["train", "--train", str(files / "train.txt"), "--model", str(files / "m.json"),
+                 "--valid", str(files / "valid.txt"), "--algorithm", "igbrt", "--trees", "30",
+                 "--rf-trees", "3", "--early-stopping", "2", *FAST]) == 0
+    model = Ensemble.load(files / "m.json")
+    assert f"the model keeps the forest and the first {model.n_trees} boosted trees" in capsys.readouterr().err
