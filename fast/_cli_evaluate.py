@@ -9,7 +9,7 @@ import numpy as np
 from twinrank.reference.errors import DataFormatError
 from twinrank.reference.metrics import CONVENTIONS, DEFAULT_CONVENTION, parse_metric
 
-from ._cli_common import add_engine_option, engine_module
+from ._cli_common import add_engine_option, check_input, engine_module, require_queries
 
 DEFAULT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "p@10", "err@10", "mrr"]
 
@@ -36,6 +36,9 @@ conventions (--convention, default {convention}): how ties, gains and edge cases
                      1/log2(r), NDCG@k = 0 for a query of fewer than k documents
   trec               trec_eval: gain = label, ties by '#docid = ...' comment, descending
 
+Every metric but rmse is computed per query: a file without query ids (no qid: column,
+no group file) is refused unless --single-query makes all its rows one query.
+
 exit status: 0 on success, 2 on bad input (the message names the file and line).
 """
 
@@ -52,6 +55,9 @@ def add_parser(sub) -> None:
     p.add_argument("--convention", choices=sorted(CONVENTIONS), default=DEFAULT_CONVENTION,
                    help=f"evaluation convention (default: {DEFAULT_CONVENTION})")
     p.add_argument("--query-file", help="group file of query sizes (default: <data>.query if present)")
+    p.add_argument("--single-query", action="store_true",
+                   help="accept a file without query ids (no qid:, no group file) as one query of all "
+                        "rows (default: refused for every metric but rmse)")
     p.add_argument("--per-query", action="store_true", help="print every query's values, not only the means")
     p.add_argument("--json", action="store_true",
                    help='print JSON: {"ndcg@10": 0.5, ...}; with --per-query {"qids": [...], "ndcg@10": [...], ...}')
@@ -74,7 +80,13 @@ def run(args) -> int:
     from ._threads import threads
 
     names = metric_names(args.metric)
+    for path, option in ((args.data, "--data"), (args.scores, "--scores"), (args.query_file, "--query-file")):
+        check_input(path, option)
     data = read_letor(args.data, query_file=args.query_file)
+    by_query = [n for n in names if parse_metric(n)[0] != "rmse_per_query"]
+    if by_query and not args.single_query:
+        require_queries(data, args.data, "--data", f"{by_query[0]} is computed per query "
+                        "(--single-query makes all rows one query)")
     scores = read_scores(args.scores, n_rows=data.n_rows)
     metrics = engine_module(args.engine, "metrics")
     doc_ids = _doc_ids(metrics, args, data)

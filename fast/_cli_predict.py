@@ -3,16 +3,31 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_common import add_engine_option, engine_module
+import numpy as np
+
+from twinrank.reference.errors import DataFormatError, ParameterError
+
+from ._cli_common import STDOUT, add_engine_option, check_input, check_output, engine_module
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("predict", help="score data with a saved model",
                        description="Score LETOR data with a twinrank model; writes one score per line, "
-                                   "aligned with the data rows.")
+                                   "aligned with the data rows. The data must have the model's number "
+                                   "of features (the largest feature id in the file); a wider file is "
+                                   "an error naming the line, a narrower one needs --allow-fewer-features.")
     p.add_argument("--model", required=True, help="model file (JSON, from either engine)")
     p.add_argument("--data", required=True, help="data to score (LETOR format, .gz ok)")
-    p.add_argument("--output", required=True, help="scores file to write (atomically)")
+    p.add_argument("--output", default=STDOUT,
+                   help="scores file to write (atomically); '-' for standard output (default: -)")
+    p.add_argument("--trees", metavar="K|best",
+                   help="score with the first K trees only, or 'best': the first best-iteration trees "
+                        "(IGBRT: K boosted trees on its whole forest; McRank: K trees of every "
+                        "classifier; a random forest averages its first K) (default: every tree)")
+    p.add_argument("--allow-fewer-features", action="store_true",
+                   help="score a file whose largest feature id is below the model's width: the "
+                        "features it lacks are read as 0.0, the format's absent-feature value (not "
+                        "as missing values) (default: such a file is refused)")
     p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
     add_engine_option(p)
     p.set_defaults(run=run)
@@ -24,15 +39,55 @@ def run(args) -> int:
 
     from ._threads import threads
 
-    model = load_model(args.model)  # an Ensemble, or an McRank model (its own document)
+    check_input(args.model, "--model")
+    check_input(args.data, "--data")
+    check_output(args.output, "--output")
+    model = first_trees(load_model(args.model), args.trees)
     data = read_letor(args.data, n_features=model.n_features)
+    if data.n_features_in_file < model.n_features and not args.allow_fewer_features:
+        raise DataFormatError(args.data, None, f"has {data.n_features_in_file} features (its largest feature "
+                                               f"id) but the model takes {model.n_features}; pass "
+                                               "--allow-fewer-features to read the missing ones as 0.0")
     if isinstance(model, McRankModel):
         predict = engine_module(args.engine, "classification").expected_relevance
     else:
         predict = engine_module(args.engine, "predict").predict_ensemble
     with threads(args.threads):
         scores = predict(model, data.X)
-    write_scores(args.output, scores)
-    print(f"scored {data.n_rows} rows of {data.n_queries} queries; scores written to {args.output}",
-          file=sys.stderr)
+    if args.output == STDOUT:
+        sys.stdout.write("".join(f"{s!r}\n" for s in scores.tolist()))
+        where = "standard output"
+    else:
+        write_scores(args.output, scores)
+        where = args.output
+    print(f"scored {data.n_rows} rows of {data.n_queries} queries; scores written to {where}", file=sys.stderr)
     return 0
+
+
+def first_trees(model, trees: str | None):
+    """``model`` keeping its first ``trees`` trees (a count, or ``"best"``); None keeps it whole."""
+    if trees is None:
+        return model
+    if hasattr(model, "classifiers"):  # McRank: the same count of every classifier
+        model.classifiers = [first_trees(c, trees) for c in model.classifiers]
+        return model
+    k = _tree_count(model, trees)
+    kept = model.truncated(k)
+    weights = model.tree_weights
+    if len(weights) > 1 and np.all(weights == weights[0]) and weights[0] != 1.0:  # an average: of k trees now
+        kept.tree_weights = np.full(k, 1.0 / k)
+    return kept
+
+
+def _tree_count(model, trees: str) -> int:
+    if trees == "best":
+        if model.best_iteration is None:
+            raise ParameterError("--trees best: the model has no best iteration (it was trained without --valid)")
+        return model.best_iteration
+    try:
+        k = int(trees)
+    except ValueError:
+        raise ParameterError(f"--trees takes a number of trees or 'best', got {trees!r}") from None
+    if not 1 <= k <= model.n_trees:
+        raise ParameterError(f"--trees {k}: the model has {model.n_trees} trees; give 1 to {model.n_trees}")
+    return k

@@ -17,8 +17,9 @@ import re
 import sys
 
 from twinrank.reference.errors import ParameterError
+from twinrank.reference.metrics import CONVENTIONS, parse_metric
 
-from ._cli_common import add_engine_option, engine_module
+from ._cli_common import add_engine_option, check_input, check_output, engine_module, require_queries
 
 # --algorithm NAME -> (module, class)
 ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
@@ -34,6 +35,15 @@ def _weighting(text: str):
         return [float(v) for v in text.split(",")]
     except ValueError:
         return text
+
+
+def _metric(text: str) -> str:
+    """A metric name, checked now rather than when (or if) a validation set is scored."""
+    try:
+        parse_metric(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def _true_or_false(text: str) -> bool:
@@ -86,6 +96,8 @@ def _kind(name: str, annotation: str):
     """The argparse type of a parameter, from its dataclass field's annotation."""
     if name == "weighting":
         return _weighting
+    if name == "metric":
+        return _metric
     if "bool" in annotation:
         return _true_or_false
     if "int" in annotation and "float" in annotation:
@@ -127,10 +139,17 @@ def add_parser(sub) -> None:
                                    "Every parameter of the chosen algorithm's estimator has a flag of "
                                    "its name (max_leaves: --max-leaves); flags left out keep the "
                                    "algorithm's defaults.")
-    p.add_argument("--train", required=True, help="training data (LETOR format, .gz ok)")
-    p.add_argument("--valid", help="validation data: metric history and early stopping")
-    p.add_argument("--model", required=True, help="where to write the model (JSON, written atomically)")
-    p.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="lambdamart")
+    p.add_argument("--train", required=True, help="training data (LETOR format, .gz ok; a sibling "
+                                                     "<file>.query group file is used)")
+    p.add_argument("--valid", help="validation data: metric history and early stopping (default: none)")
+    p.add_argument("--model", required=True, help="where to write the model (JSON, written atomically; "
+                                                     "its folder is checked before training)")
+    p.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="lambdamart",
+                   help="the ranker to train (default: lambdamart)")
+    p.add_argument("--single-query", action="store_true",
+                   help="accept data without query ids (no qid: and no group file) as one query of all "
+                        "rows; only for the pointwise algorithms (gbrt, random-forest, igbrt, mcrank), "
+                        "whose trees ignore queries (default: such data is refused)")
     groups = {}
     for name, defaults in parameters().items():
         field, params_class, prefix = field_of(name)
@@ -141,8 +160,10 @@ def add_parser(sub) -> None:
         if name in SWITCHES:
             group.add_argument(*flags, dest=name, action="store_true", default=None, help=text)
         else:
-            group.add_argument(*flags, dest=name, type=_kind(name, str(field.type)), help=text)
-    p.add_argument("--quiet", action="store_true", help="no progress display")
+            choices = sorted(CONVENTIONS) if name == "convention" else None
+            group.add_argument(*flags, dest=name, type=_kind(name, str(field.type)), choices=choices, help=text)
+    p.add_argument("--quiet", action="store_true", help="no progress display (default: a line every 10 "
+                                                         "trees on stderr, or a live line on a terminal)")
     add_engine_option(p)
     p.set_defaults(run=run)
 
@@ -176,14 +197,78 @@ def run(args) -> int:
     from ._progress import Progress
 
     est = estimator_from_args(args)
-    train = read_letor(args.train)
-    valid = read_letor(args.valid, n_features=train.n_features) if args.valid else None
-    progress = None if args.quiet else Progress(planned_trees(est))
-    est.fit(train, eval_set=[valid] if valid is not None else None, callback=progress)
-    if progress is not None:
-        progress.close()
+    _check_files(args)
+    train = _read(read_letor, args, args.train, "--train")
+    valid = _read(read_letor, args, args.valid, "--valid", n_features=train.n_features) if args.valid else None
+    counter = TreeCounter(None if args.quiet else Progress(planned_trees(est)))
+    est.fit(train, eval_set=[valid] if valid is not None else None, callback=counter)
+    counter.close()
     est.save(args.model)
-    model = est.model_
-    best = f", best iteration {model.best_iteration}" if model.best_iteration is not None else ""
-    print(f"trained {model.n_trees} trees{best}; model written to {args.model}", file=sys.stderr)
+    print(f"{trained_summary(est.model_, counter.grown)}; model written to {args.model}", file=sys.stderr)
     return 0
+
+
+def _check_files(args) -> None:
+    """Every file named on the command line, checked before the data are read or a tree grown."""
+    check_input(args.train, "--train")
+    check_input(args.valid, "--valid")
+    check_output(args.model, "--model")
+    needs_valid = [flag(n) for n in ("early_stopping_rounds", "overfit_tolerance") if getattr(args, n, None) is not None]
+    if needs_valid and not args.valid:
+        raise ParameterError(f"{needs_valid[0]} needs --valid: the validation data whose metric decides "
+                             "when to stop")
+    if args.single_query and args.algorithm == "lambdamart":
+        raise ParameterError("--single-query is for the pointwise algorithms: lambdamart learns from "
+                             "pairs of documents of the same query")
+
+
+def _read(read_letor, args, path, option: str, **kwargs):
+    data = read_letor(path, **kwargs)
+    if not args.single_query:
+        why = ("lambdamart learns from pairs of documents of the same query" if args.algorithm == "lambdamart"
+               else "give query ids, or --single-query to train on all rows as one query")
+        require_queries(data, path, option, why)
+    return data
+
+
+class TreeCounter:
+    """The fit's callback: counts the trees grown and passes each record on to the progress display."""
+
+    def __init__(self, progress=None):
+        self.progress, self.grown = progress, 0
+
+    def __call__(self, iteration: int, record: dict) -> None:
+        self.grown += 1
+        if self.progress is not None:
+            self.progress(iteration, record)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+
+
+def total_trees(model) -> int:
+    """Every tree a model holds: its own, its prior model's (IGBRT's forest) and McRank's classifiers'."""
+    if hasattr(model, "classifiers"):
+        return sum(total_trees(c) for c in model.classifiers)
+    return model.n_trees + (0 if model.init_model is None else total_trees(model.init_model))
+
+
+def trained_summary(model, grown: int) -> str:
+    """``trained 20 trees; the model keeps the first 15 (best iteration 15: valid:ndcg@10 0.6123)``."""
+    kept = total_trees(model)
+    prior = 0 if getattr(model, "init_model", None) is None else total_trees(model.init_model)
+    text = f"trained {grown} trees" + (f" ({prior} in the starting forest, {grown - prior} boosted)" if prior else "")
+    if kept == grown:
+        text += f"; the model keeps all {kept}"
+    elif prior:
+        text += f"; the model keeps the forest and the first {kept - prior} boosted trees"
+    elif (getattr(model, "params", None) or {}).get("average_runs", 1) > 1:
+        text += f"; the model keeps {kept} of them (each run's trees up to its own stopping point)"
+    else:
+        text += f"; the model keeps the first {kept}"
+    if model.best_iteration is not None:
+        key = next((k for k in model.history if k.startswith("valid:")), None)
+        value = f": {key} {model.history[key][model.best_iteration - 1]:.4f}" if key else ""
+        text += f" (best iteration {model.best_iteration}{value})"
+    return text

@@ -9,20 +9,31 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
+import os
 import sys
 
 from twinrank.reference.errors import TwinrankError
 
 from ._cli_common import add_engine_option, engine_module
 
-COMMANDS = ["train", "predict", "evaluate", "verify", "demo"]
-__all__ = ["main", "build_parser", "COMMANDS", "add_engine_option", "engine_module"]
+COMMANDS = ["train", "predict", "evaluate", "inspect", "data", "verify", "demo"]
+__all__ = ["main", "build_parser", "version", "COMMANDS", "add_engine_option", "engine_module"]
+
+
+def version() -> str:
+    """The installed distribution's version; ``unknown`` when twinrank runs uninstalled."""
+    try:
+        return importlib.metadata.version("twinrank")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``twinrank`` parser with one sub-command per ``_cli_<name>`` module."""
     parser = argparse.ArgumentParser(
         prog="twinrank", description="Learning-to-rank tree ensembles, written twice.")
+    parser.add_argument("--version", action="version", version=f"twinrank {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"twinrank.fast._cli_{name}").add_parser(sub)
@@ -34,9 +45,19 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
+    except BrokenPipeError:  # stdout closed early (``twinrank predict ... | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
+        return 1
     except (TwinrankError, OSError) as e:
-        print(f"twinrank {args.command}: error: {e}", file=sys.stderr)
+        print(f"twinrank {args.command}: error: {_message(e)}", file=sys.stderr)
         return 2
+
+
+def _message(e: Exception) -> str:
+    """The error's text; an OSError's as ``file: reason`` rather than ``[Errno 2] ...``."""
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    return str(e)
 
 
 if __name__ == "__main__":

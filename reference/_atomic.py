@@ -11,7 +11,10 @@ import tempfile
 def atomic_output(path):
     """A binary file that replaces ``path`` only once fully written (gzip if ``path`` ends in ``.gz``)."""
     path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+    except OSError as e:  # name the user's file, not the temporary one
+        raise OSError(e.errno, f"cannot write {path}: {e.strerror}", path) from None
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         with os.fdopen(fd, "wb") as raw:

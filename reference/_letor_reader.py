@@ -31,6 +31,8 @@ class LetorArrays(NamedTuple):
     query_offsets: np.ndarray  # (n_queries + 1,) int64
     qids: np.ndarray | None  # (n_queries,) str, None without a qid: column
     comments: np.ndarray | None  # (n_rows,) object (str), None when no row has a '#'
+    has_queries: bool  # False without a qid: column and a group file (then one query of all rows)
+    n_features_in_file: int  # the largest feature id in the file (0-based files: largest id + 1)
 
 
 def read_arrays(path, *, n_features: int | None = None, query_file=None, zero_based: bool = False) -> LetorArrays:
@@ -42,13 +44,15 @@ def read_arrays(path, *, n_features: int | None = None, query_file=None, zero_ba
     if query_file is None:
         query_file = sibling_query_file(path)
     offsets, qids = query_offsets(path, rows, query_file)
-    width = n_features if n_features is not None else max(b.shape[1] for b in rows["X"])
-    return LetorArrays(_stack(rows["X"], width), rows["y"], offsets, qids, _comment_array(rows["comments"]))
+    in_file = max(rows["width"])
+    width = n_features if n_features is not None else in_file
+    return LetorArrays(_stack(rows["X"], width), rows["y"], offsets, qids, _comment_array(rows["comments"]),
+                       rows["qid"] is not None or query_file is not None, in_file)
 
 
 def _read_rows(path: str, base: int, n_features: int | None) -> dict:
     """Parse every data line: labels, dense feature blocks, qid bytes, comments, line numbers."""
-    rows = {"y": [], "X": [], "qid": [], "comments": [], "line": []}
+    rows = {"y": [], "X": [], "qid": [], "comments": [], "line": [], "width": []}
     with_qid = None
     try:
         with open_bytes(path) as f:
@@ -108,6 +112,7 @@ def _parse_block(path: str, block: list, base: int, n_features: int | None, with
         "qid": qids,
         "comments": _comments(path, block),
         "line": numbers,
+        "width": int(cols.max()) + 1 if len(cols) else 0,
     }
 
 

@@ -39,6 +39,13 @@ class Dataset:
     query_offsets : ndarray of int64, shape (n_queries + 1,); starts at 0, ends at n_rows
     qids : ndarray of str, shape (n_queries,), or None; query ids as read
     comments : ndarray of object (str), shape (n_rows,), or None; the text after ``#``
+    has_queries : bool; False only for rows read from a file with neither a ``qid:``
+        column nor a group file, which the reader makes one query of all rows (SVMlight's
+        meaning). Ranking needs real queries: ``twinrank train`` and ``evaluate`` refuse such
+        a file for LambdaMART and query metrics.
+    n_features_in_file : int or None; the largest feature id of the file the rows were
+        read from (None when not read from a file). ``X`` is wider when the reader was
+        asked for more columns (``read_letor(..., n_features=)``), which it fills with 0.0.
     """
 
     X: np.ndarray
@@ -46,6 +53,8 @@ class Dataset:
     query_offsets: np.ndarray
     qids: np.ndarray | None = None
     comments: np.ndarray | None = None
+    has_queries: bool = True
+    n_features_in_file: int | None = None
 
     def __post_init__(self):
         self.X = np.ascontiguousarray(self.X, dtype=np.float32)
@@ -79,7 +88,7 @@ class Dataset:
             for s, q in zip(starts, run_ids):
                 if q in seen:
                     raise ParameterError(
-                        f"query id {q!r} reappears at row {s} after other queries "
+                        f"query id {_plain(q)!r} reappears at row {s} after other queries "
                         f"(first seen at row {seen[q]}); rows of a query must be contiguous"
                     )
                 seen[q] = s
@@ -116,7 +125,13 @@ class Dataset:
             self.X[rows], self.y[rows], np.r_[0, np.cumsum(sizes)],
             qids=None if self.qids is None else self.qids[queries],
             comments=None if self.comments is None else self.comments[rows],
+            has_queries=self.has_queries, n_features_in_file=self.n_features_in_file,
         )
+
+
+def _plain(value):
+    """A NumPy scalar as the Python value it holds (``np.int64(463)`` -> ``463``), for messages."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def query_rows(query_offsets: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -196,6 +211,8 @@ def _concatenate(parts: list) -> Dataset:
         np.r_[0, np.cumsum(sizes)],
         qids=np.concatenate([p.qids for p in parts]),
         comments=np.concatenate([p.comments for p in parts]),
+        has_queries=all(p.has_queries for p in parts),
+        n_features_in_file=max(p.n_features_in_file for p in parts),
     )
 
 

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 from ._estimator import BoostedRanker, as_model
 from .boosting import run_boosting
+from .errors import ParameterError
 from .params import (TARGETS, BoostParams, FitParams, LambdaRankParams, TreeParams, from_names,
                      parse_target)
 
@@ -89,6 +90,14 @@ class LambdaMART(BoostedRanker):
         values = self.get_params()
         return SimpleNamespace(fit=from_names(FitParams, values), boost=self.boost_params(),
                                lambdarank=from_names(LambdaRankParams, values))
+
+    def check_data(self, params, train, valid, init_score) -> None:
+        """Also: LambdaRank's pairs are pairs of one query, so data read without query ids is refused."""
+        super().check_data(params, train, valid, init_score)
+        for what, data in (("the training data", train), ("the eval_set", valid)):
+            if data is not None and not data.has_queries:
+                raise ParameterError(f"{what} was read from a file without query ids (no 'qid:', no group "
+                                     "file), which makes one query of all rows; LambdaMART needs the queries")
 
     def fit_model(self, params, train, valid, *, init_score, callback):
         """Boost on LambdaRank's gradients of the target metric (Burges 2010, Alg. 1)."""

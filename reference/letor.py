@@ -28,7 +28,8 @@ file, the 1-based line and the token):
   contiguous; query ids are compared as strings), from a group file, or from
   both, which must then agree. Either every row has a ``qid:`` or none has.
   Without either, the file is one query holding all rows (SVMlight's meaning of
-  a file without qid: every pair of rows is comparable).
+  a file without qid: every pair of rows is comparable), and ``Dataset.has_queries``
+  is False, so that ranking code can refuse it (``twinrank train`` and ``evaluate`` do).
 * A group file (LightGBM's ``.query`` file) holds one positive integer per line,
   the sizes of consecutive queries, which must sum to the number of rows. With
   ``query_file=None`` it is found next to the data as LightGBM does:
@@ -91,7 +92,9 @@ def read_letor(path, *, n_features: int | None = None, query_file=None,
     -------
     Dataset
         ``X`` float32 (n_rows, n_features), NaN for ``NULL``; ``y`` float64;
-        ``qids`` as read (None without a ``qid:`` column); ``comments``.
+        ``qids`` as read (None without a ``qid:`` column); ``comments``;
+        ``has_queries`` (False without ``qid:`` and group file); ``n_features_in_file``,
+        the largest feature id of the file (``X`` is wider when ``n_features`` is).
     """
     return Dataset(*read_arrays(path, n_features=n_features, query_file=query_file, zero_based=zero_based))
 

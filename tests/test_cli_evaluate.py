@@ -86,7 +86,7 @@ def test_default_metrics(capsys, files):
     ("short_scores", "holds 5 scores but 6 were expected"),
     ("bad_score", "scores.txt:2"),
     ("bad_metric", "unknown metric 'ndgc@10'"),
-    ("missing_data", "No such file"),
+    ("missing_data", "--data"),  # "--data .../nope.txt: no such file"
     ("trec_without_ids", "docid"),
 ])
 def test_bad_input_exits_2_with_a_clear_message(capsys, files, case, message):

@@ -25,7 +25,7 @@ FLOORS = {
     **dict.fromkeys(["boosting", "missing", "_forest_loop"], LOOPS),
     **dict.fromkeys(["_estimator", "lambdamart", "gbrt", "forest", "classification"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
-                     "_cli_demo", "_cli_verify"], CLI),
+                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data"], CLI),
 }
 
 
