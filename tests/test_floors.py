@@ -12,7 +12,7 @@ TWINS = ("reference", "fast")
 DATA_MODEL, KERNELS, SEAM, LOOPS, ESTIMATORS, CLI = range(1, 7)
 FLOORS = {
     **dict.fromkeys(["errors", "constants", "_atomic", "params", "sampling", "data", "letor",
-                     "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions"],
+                     "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions", "explain"],
                     DATA_MODEL),
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
@@ -20,7 +20,8 @@ FLOORS = {
                     KERNELS),
     "engine": SEAM,
     **dict.fromkeys(["boosting", "missing"], LOOPS),
-    **dict.fromkeys(["_estimator", "lambdamart", "gbrt", "forest", "classification"], ESTIMATORS),
+    **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
+                     "sklearn"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
                      "_cli_demo", "_cli_verify"], CLI),
 }
