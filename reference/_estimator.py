@@ -141,9 +141,10 @@ class RankerEstimator(ScikitLearnProtocol):
     @property
     def feature_importances_(self) -> np.ndarray:
         """Total split gain of every feature, normalised to sum 1 (scikit-learn's convention;
-        all zeros for a model without a split). Raw counts and gains, per tree too:
+        all zeros for a model without a split), over every tree ``predict`` uses (a prior
+        model's too). Raw counts and gains, per tree too:
         :func:`~twinrank.reference.explain.feature_importances`."""
-        gain = feature_importances(self._fitted_model(), "gain")  # (n_features,)
+        gain = feature_importances(self._fitted_model(), "gain", include_init_model=True)
         total = gain.sum()
         return gain / total if total > 0 else gain
 

@@ -10,8 +10,10 @@ Importances, per feature $f$ (LightGBM's ``importance_type``):
 - ``"gain"``: the sum of those nodes' split gains (the loss reduction the grower
   recorded, ``Tree.gain``).
 
-Only the model's own trees count, unweighted by ``tree_weights`` (as LightGBM); a prior
-model (``init_model``) does not. An McRank model sums its classifiers' trees.
+Trees count unweighted by ``tree_weights`` (as LightGBM). A prior model (``init_model``:
+LambdaSMART's model, IGBRT's forest) counts only when asked, ``include_init_model=True``,
+its trees first; the estimators' ``feature_importances_`` ask, since ``predict`` scores
+with it. An McRank model sums its classifiers' trees.
 """
 from __future__ import annotations
 
@@ -35,14 +37,16 @@ def tree_importances(tree: Tree, n_features: int, kind: str = "gain") -> np.ndar
                        minlength=n_features).astype(np.float64)
 
 
-def feature_importances(model, kind: str = "gain", per_tree: bool = False) -> np.ndarray:
+def feature_importances(model, kind: str = "gain", per_tree: bool = False, *,
+                        include_init_model: bool = False) -> np.ndarray:
     """Importances of every feature: shape (n_features,), or (n_trees, n_features) per tree.
 
     ``model``: an :class:`Ensemble`, an :class:`McRankModel` (its classifiers' trees in
-    order) or a fitted estimator; ``kind``: ``"split"`` or ``"gain"`` (module docstring).
+    order) or a fitted estimator; ``kind``: ``"split"`` or ``"gain"`` (module docstring);
+    ``include_init_model``: also the prior model's trees, before the model's own.
     """
     model = getattr(model, "model_", model)
-    trees = _trees(model)
+    trees = [tree for tree, _ in _weighted_trees(model, include_init_model)]
     _check_kind(kind)
     per = np.array([tree_importances(t, model.n_features, kind) for t in trees]).reshape(
         len(trees), model.n_features)  # (n_trees, n_features)
@@ -82,21 +86,24 @@ def dump_tree(tree: Tree, feature_names=None, *, precision: int = 6) -> str:
 
 
 def dump_model(model, feature_names=None, *, precision: int = 6) -> str:
-    """Every tree of ``model`` (Ensemble, McRankModel or fitted estimator), each under a header."""
+    """Every tree of ``model`` (Ensemble, McRankModel or fitted estimator), each under a header.
+
+    A prior model's trees are not shown (dump ``model.init_model`` for them).
+    """
     model = getattr(model, "model_", model)
-    return "\n".join(f"tree {t} (weight {w:.{precision}g})\n{dump_tree(tree, feature_names, precision=precision)}"
+    return "\n".join(f"tree {t} (weight {w:.{precision}g})\n"
+                     f"{dump_tree(tree, feature_names, precision=precision)}"
                      for t, (tree, w) in enumerate(_weighted_trees(model)))
 
 
-def _trees(model) -> list:
-    return [tree for tree, _ in _weighted_trees(model)]
-
-
-def _weighted_trees(model) -> list:
+def _weighted_trees(model, include_init_model: bool = False) -> list:
+    """``(tree, weight)`` of every tree of ``model``, the prior model's first if included."""
     if isinstance(model, McRankModel):
         return [pair for c in model.classifiers for pair in _weighted_trees(c)]
     if isinstance(model, Ensemble):
-        return list(zip(model.trees, model.tree_weights))
+        prior = (_weighted_trees(model.init_model, True)
+                 if include_init_model and model.init_model is not None else [])
+        return prior + list(zip(model.trees, model.tree_weights))
     raise ParameterError(f"not a twinrank model: {type(model).__name__}")
 
 

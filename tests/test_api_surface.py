@@ -11,6 +11,7 @@ import twinrank.reference as reference
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.explain import dump_model, dump_tree, feature_importances
 from twinrank.reference.model import Tree
+from twinrank.reference.predict import predict_tree
 
 from synthetic import ranking_data
 
@@ -44,6 +45,13 @@ def test_importing_a_fast_module_does_not_load_the_estimators():
     assert out.stdout.split() == ["False", "False"]
 
 
+def test_the_core_never_imports_scikit_learn():
+    code = ("import sys; from twinrank.fast import LambdaMART, McRank; import twinrank.fast.cli; "
+            "import twinrank.testing.registry; print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"]
+
+
 def test_version():
     assert reference.__version__ == fast.__version__
     assert reference.__version__[0].isdigit()
@@ -63,7 +71,8 @@ def test_predict_with_the_first_trees(fitted):
     for k in range(model.n_trees + 1):
         np.testing.assert_allclose(ref.predict(data, n_trees=k), by_hand, rtol=1e-12)
         if k < model.n_trees:
-            by_hand = by_hand + model.tree_weights[k] * reference.predict.predict_tree(model.trees[k], data.X)
+            tree_scores = predict_tree(model.trees[k], data.X)  # (n_rows,)
+            by_hand = by_hand + model.tree_weights[k] * tree_scores
     np.testing.assert_array_equal(ref.predict(data, n_trees=None), ref.predict(data))
     for bad in (-1, model.n_trees + 1, 2.5):
         with pytest.raises(ParameterError, match="n_trees"):
@@ -127,3 +136,16 @@ def test_model_dump_has_every_tree(fitted):
     assert text.count("tree ") == ref.model_.n_trees
     assert sum(line.lstrip().split(": ")[1].startswith("leaf") for line in text.splitlines()
                if ": " in line) == sum(t.n_leaves for t in ref.model_.trees)
+
+
+def test_prior_model_trees_count_when_asked():
+    data = ranking_data(n_queries=15, max_docs=8, seed=2)
+    est = reference.IGBRT(n_trees=2, max_leaves=3, min_samples_leaf=1, rf_n_trees=3,
+                          rf_max_leaves=4).fit(data)
+    forest, own = est.model_.init_model, est.model_
+    both = feature_importances(est, "split", per_tree=True, include_init_model=True)
+    assert both.shape == (forest.n_trees + own.n_trees, data.n_features)
+    own_only = feature_importances(own, "split", per_tree=True)
+    np.testing.assert_array_equal(both[forest.n_trees:], own_only)
+    gain = feature_importances(est, "gain", include_init_model=True)
+    np.testing.assert_allclose(est.feature_importances_, gain / gain.sum())
