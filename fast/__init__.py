@@ -10,7 +10,47 @@ already sets it: numba's OpenMP threads otherwise spin between the many short
 parallel regions of tree growing and, on a busy machine, starve the thread that
 drives them (measured: 100 LambdaMART trees on MQ2008 took 12.5 s instead of 1.1 s
 on 2 threads of a loaded 2-core machine).
+
+The everyday names are importable from the package itself, as in
+``from twinrank.fast import LambdaMART, load_mq2008, evaluate`` (the same names as
+``twinrank.reference``). They are loaded on first use (PEP 562 ``__getattr__``), so
+``import twinrank.fast.data`` does not pay for numba's import; the ``TYPE_CHECKING``
+block names the same imports for readers, type checkers and the import-graph test.
 """
+import importlib
 import os
+from typing import TYPE_CHECKING
+
+from twinrank.reference import __version__
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+if TYPE_CHECKING:
+    from .classification import McRank
+    from .data import Dataset, load_mq2008
+    from .explain import dump_tree, feature_importances
+    from .forest import IGBRT, RandomForest
+    from .gbrt import GBRT
+    from .lambdamart import LambdaMART
+    from .letor import read_letor
+    from .metrics import evaluate
+    from .model import load_model
+
+_MODULE_OF = {"LambdaMART": "lambdamart", "GBRT": "gbrt", "RandomForest": "forest",
+              "IGBRT": "forest", "McRank": "classification", "Dataset": "data",
+              "load_mq2008": "data", "read_letor": "letor", "evaluate": "metrics",
+              "load_model": "model", "feature_importances": "explain", "dump_tree": "explain"}
+
+__all__ = [*_MODULE_OF, "__version__"]
+
+
+def __getattr__(name: str):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value  # the next look-up is an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -17,16 +17,23 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ._sklearn_protocol import ScikitLearnProtocol
 from .data import Dataset
 from .engine import REFERENCE
 from .errors import ParameterError
+from .explain import feature_importances
 from .missing import run_fit
 from .model import SPLIT_STRATEGIES, Ensemble, with_missing
 from .params import FitParams, TreeParams, from_names
 
+SCORE_METRIC, SCORE_CONVENTION = "ndcg@10", "lightgbm"  # what ``score`` reports
 
-class RankerEstimator:
+
+class RankerEstimator(ScikitLearnProtocol):
     """Base class: ``get_params`` / ``set_params`` from the keyword-only ``__init__`` signature.
+
+    It speaks scikit-learn's estimator protocol (:mod:`._sklearn_protocol`) without
+    importing scikit-learn: ``clone``, tags, ``score`` and the routing of ``qid``.
 
     ``engine`` is the twin whose kernels ``fit`` and ``predict`` run on; ``param_objects``
     are the parameter dataclasses whose fields are, by name, the estimator's parameters.
@@ -102,12 +109,44 @@ class RankerEstimator:
         """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled)."""
         raise NotImplementedError
 
-    def predict(self, X) -> np.ndarray:
-        """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset)."""
-        model = self._fitted_model()
+    def predict(self, X, n_trees: int | None = None) -> np.ndarray:
+        """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset).
+
+        ``n_trees``: score with the first ``n_trees`` trees only (None: every tree the
+        model kept; early stopping already keeps only the best iteration's trees, and
+        ``best_iteration_`` is that count). A prior model (``init_model``) always counts whole.
+        """
+        model = truncated(self._fitted_model(), n_trees)
         X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
         with self.engine.threads(self.n_threads):
             return self.engine.predict_ensemble(model, X)
+
+    def score(self, X, y=None, qid=None) -> float:
+        """Mean NDCG@10 over the queries of ``X, y, qid`` (or a Dataset), LightGBM's convention.
+
+        Gains $2^l - 1$, ties in input order, a query without a relevant document counts 1
+        (:mod:`~twinrank.reference.conventions`). scikit-learn's ``GridSearchCV`` calls it when
+        no ``scoring`` is given; other metrics: ``twinrank.reference.sklearn.make_ranking_scorer``.
+        """
+        if not isinstance(X, Dataset) and qid is None:
+            raise ParameterError(
+                f"{type(self).__name__}.score needs qid (or a Dataset): a ranking is scored per "
+                "query. Through scikit-learn, enable metadata routing "
+                "(sklearn.set_config(enable_metadata_routing=True)) and pass qid=...")
+        data = as_dataset(X, y, qid, what="score")
+        scores = self.predict(data.X)
+        return float(self.engine.evaluate(SCORE_METRIC, data.y, scores, data.query_offsets,
+                                          convention=SCORE_CONVENTION)[SCORE_METRIC])
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain of every feature, normalised to sum 1 (scikit-learn's convention;
+        all zeros for a model without a split), over every tree ``predict`` uses (a prior
+        model's too). Raw counts and gains, per tree too:
+        :func:`~twinrank.reference.explain.feature_importances`."""
+        gain = feature_importances(self._fitted_model(), "gain", include_init_model=True)
+        total = gain.sum()
+        return gain / total if total > 0 else gain
 
     def save(self, path) -> None:
         """Write the fitted model as versioned JSON, atomically."""
@@ -159,6 +198,17 @@ class BoostedRanker(RankerEstimator):
         if params.get("init_model") is not None and not isinstance(params["init_model"], str):
             params["init_model"] = "<prior model, stored in the model file>"
         return params
+
+
+def truncated(model: Ensemble, n_trees: int | None) -> Ensemble:
+    """``model`` keeping its first ``n_trees`` trees (all of them for None)."""
+    if n_trees is None:
+        return model
+    if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)) or n_trees < 0:
+        raise ParameterError(f"n_trees must be None or an integer >= 0, got {n_trees!r}")
+    if n_trees > model.n_trees:
+        raise ParameterError(f"n_trees={n_trees} but the model has {model.n_trees} trees")
+    return model.truncated(int(n_trees))
 
 
 def _transformed(data: Dataset | None, fitted) -> Dataset | None:

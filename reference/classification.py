@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._estimator import BoostedRanker, with_progress
+from ._estimator import BoostedRanker, truncated, with_progress
 from .boosting import run_boosting
 from .data import Dataset
 from .engine import REFERENCE
@@ -255,16 +255,21 @@ class McRank(BoostedRanker):
             callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
                                    label=f"y>{threshold:g} "))
 
-    def predict(self, X) -> np.ndarray:
-        r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset)."""
-        return self.predict_proba(X) @ self._fitted_model().relevance_weights
+    def predict(self, X, n_trees: int | None = None) -> np.ndarray:
+        r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset).
 
-    def predict_proba(self, X) -> np.ndarray:
+        ``n_trees``: the first ``n_trees`` rounds of every classifier (None: all).
+        """
+        return self.predict_proba(X, n_trees) @ self._fitted_model().relevance_weights
+
+    def predict_proba(self, X, n_trees: int | None = None) -> np.ndarray:
         """The class probabilities (n_rows, K) of the rows of ``X``; column ``k`` is ``classes_[k]``."""
         model = self._fitted_model()
+        classifiers = [c if n_trees is None else truncated(c, min(n_trees, c.n_trees))
+                       for c in model.classifiers]
         X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
         with self.engine.threads(self.n_threads):
-            scores = _classifier_scores(model.classifiers, X, self.engine)
+            scores = _classifier_scores(classifiers, X, self.engine)
         return probabilities_from_scores(scores)
 
     @classmethod

@@ -51,6 +51,23 @@ for convention in ["lightgbm", "ranklib", "letor"]:
           + "  ".join(f"{k} {v:.4f}" for k, v in values.items()))
 # --8<-- [end:evaluate]
 
+# --8<-- [start:inspect]
+import numpy as np
+
+from twinrank.fast import dump_tree, feature_importances
+
+for k in (1, 3, ranker.model_.n_trees):                # the first k trees only
+    ndcg10 = evaluate("ndcg@10", test.y, ranker.predict(test, n_trees=k),
+                      test.query_offsets)["ndcg@10"]
+    print(f"{k:>3} trees: test NDCG@10 {ndcg10:.4f}")
+print(f"score(): {ranker.score(test.X, test.y, qid=test.qid):.4f}")  # all trees
+split = feature_importances(ranker, "split")           # splits per feature, all trees
+top = np.argsort(-ranker.feature_importances_)[:5]     # total gain, normalised to sum 1
+print("top features by gain:", ", ".join(
+    f"f{f} ({ranker.feature_importances_[f]:.2f}, {int(split[f])} splits)" for f in top))
+print(dump_tree(ranker.model_.trees[0], precision=3))
+# --8<-- [end:inspect]
+
 # --8<-- [start:save]
 path = workdir / "mq2008.json"
 ranker.save(path)                 # versioned JSON, written atomically
