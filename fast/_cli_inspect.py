@@ -15,6 +15,8 @@ import textwrap
 
 import numpy as np
 
+from twinrank.reference.explain import feature_importances
+
 from ._cli_common import check_input
 
 DESCRIPTION = __doc__.split("\n", 1)[1].strip()
@@ -73,13 +75,8 @@ def importance(model) -> list:
     ``feature`` is 1-based, as in the data file; ``splits`` counts the internal nodes
     on the feature and ``gain`` sums their gains, over every tree of every ensemble.
     """
-    splits = np.zeros(model.n_features, dtype=np.int64)  # (n_features,)
-    gain = np.zeros(model.n_features)  # (n_features,)
-    for _, ensemble in ensembles(model):
-        for tree in ensemble.trees:
-            inner = tree.feature >= 0  # (n_nodes,) internal nodes
-            splits += np.bincount(tree.feature[inner], minlength=model.n_features)
-            gain += np.bincount(tree.feature[inner], weights=tree.gain[inner], minlength=model.n_features)
+    splits = feature_importances(model, "split", include_init_model=True)  # (n_features,)
+    gain = feature_importances(model, "gain", include_init_model=True)  # (n_features,)
     used = np.flatnonzero(splits)
     order = used[np.lexsort((used, -gain[used]))]  # largest gain first, then lowest id
     return [{"feature": int(f) + 1, "splits": int(splits[f]), "gain": float(gain[f])} for f in order]
