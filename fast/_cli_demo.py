@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 from ._cli_common import add_engine_option, engine_module
+from ._cli_train import TreeCounter, trained_summary
 
 DEMO_PARAMS = dict(n_trees=300, learning_rate=0.05, max_leaves=15, min_samples_leaf=20,
                    metric="ndcg@10", early_stopping_rounds=50, seed=0)
@@ -31,18 +32,19 @@ def run(args) -> int:
     print(f"MQ2008 Fold{args.fold}: {train.n_queries} training, {valid.n_queries} validation, "
           f"{test.n_queries} test queries; {train.n_features} features; engine {args.engine}")
     est = engine_module(args.engine, "lambdamart").LambdaMART(**DEMO_PARAMS, n_threads=args.threads)
-    progress = None if args.quiet else Progress(DEMO_PARAMS["n_trees"])
+    counter = TreeCounter(None if args.quiet else Progress(DEMO_PARAMS["n_trees"]))
     start = time.perf_counter()
-    est.fit(train, eval_set=[valid], callback=progress)
-    if progress is not None:
-        progress.close()
-    seconds = time.perf_counter() - start
-    print(f"trained {est.model_.n_trees} trees (best iteration {est.model_.best_iteration}) "
-          f"in {seconds:.1f} s")
+    est.fit(train, eval_set=[valid], callback=counter)
+    counter.close()
+    print(f"{trained_summary(est.model_, counter.grown)}, in {time.perf_counter() - start:.1f} s")
     scores = est.predict(test)
     metrics = engine_module(args.engine, "metrics")
     print(f"{'test':<10}" + "".join(f"{m:>10}" for m in REPORTED))
     for convention in ("lightgbm", "ranklib"):
         values = metrics.evaluate(REPORTED, test.y, scores, test.query_offsets, convention=convention)
         print(f"{convention:<10}" + "".join(f"{values[m]:>10.4f}" for m in REPORTED))
+    n_empty = sum(test.y[lo:hi].max(initial=0) == 0
+                  for lo, hi in zip(test.query_offsets[:-1], test.query_offsets[1:]))
+    print(f"(the two rows are two conventions of the same scores: {n_empty} of the {test.n_queries} test "
+          "queries have no relevant document and score 1 under lightgbm's, 0 under ranklib's)")
     return 0
