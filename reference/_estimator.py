@@ -188,7 +188,8 @@ class BoostedRanker(RankerEstimator):
         boost = getattr(params, "boost", None)
         if valid is None and boost is not None and (
                 boost.early_stopping_rounds or boost.overfit_tolerance is not None):
-            raise ParameterError("early stopping needs an eval_set")
+            raise ParameterError("early stopping (early_stopping_rounds, overfit_tolerance) needs "
+                                 "validation data: fit(..., eval_set=[valid]); on the command line, --valid")
         if init_score is not None and boost is None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
 
