@@ -38,11 +38,12 @@ def _precision_query(relevant, order, lo, hi, k, divide_by_n):
 
 
 @njit(cache=True)
-def _reciprocal_rank_query(relevant, order, lo, hi, k):
-    for t in range(top_k(k, hi - lo)):
+def _reciprocal_rank_query(relevant, order, lo, hi, k, no_relevant_value):
+    """1/rank of the first relevant document in the top k; 0 if none there, no_relevant_value if none at all."""
+    for t in range(hi - lo):
         if relevant[order[lo + t]]:
-            return 1.0 / (t + 1)
-    return 0.0
+            return 1.0 / (t + 1) if t < top_k(k, hi - lo) else 0.0
+    return no_relevant_value
 
 
 @njit(cache=True)
@@ -110,14 +111,16 @@ def precision_kernel(relevant, order, query_offsets, k, divide_by_n, parallel):
 
 
 @njit(parallel=True, cache=True)
-def reciprocal_rank_kernel(relevant, order, query_offsets, k, parallel):
+def reciprocal_rank_kernel(relevant, order, query_offsets, k, no_relevant_value, parallel):
     out = np.empty(len(query_offsets) - 1)
     if parallel:
         for q in prange(len(out)):
-            out[q] = _reciprocal_rank_query(relevant, order, query_offsets[q], query_offsets[q + 1], k)
+            out[q] = _reciprocal_rank_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
+                                            no_relevant_value)
     else:
         for q in range(len(out)):
-            out[q] = _reciprocal_rank_query(relevant, order, query_offsets[q], query_offsets[q + 1], k)
+            out[q] = _reciprocal_rank_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
+                                            no_relevant_value)
     return out
 
 

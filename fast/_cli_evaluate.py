@@ -30,11 +30,15 @@ metrics (repeat --metric or give a comma list; default: {default}):
 
 conventions (--convention, default {convention}): how ties, gains and edge cases are counted
   lightgbm, xgboost  gain 2^l-1, discount 1/log2(1+r), a query without relevant document
-                     scores 1, ties keep file order
+                     scores 1 (ndcg, meanndcg, map, rr, auc, pauc), ties keep file order
   ranklib            as lightgbm, but such a query scores 0, relevant = label > 0
   letor              LETOR 4.0 Eval-Score-4.0.pl: gains 0/1/3, discount 1 at ranks 1-2 then
-                     1/log2(r), NDCG@k = 0 for a query of fewer than k documents
-  trec               trec_eval: gain = label, ties by '#docid = ...' comment, descending
+                     1/log2(r), NDCG@k = 0 for a query of fewer than k documents (so on
+                     short queries ndcg@10 can be far below ndcg@5); no relevant document: 0
+  trec               trec_eval: gain = label, ties by '#docid = ...' comment, descending;
+                     no relevant document: 0
+  dcg, p@k and err have no best value to divide by: a query without relevant document
+  scores 0 on them under every convention. The output names the convention.
 
 Every metric but rmse is computed per query: a file without query ids (no qid: column,
 no group file) is refused unless --single-query makes all its rows one query.
@@ -60,7 +64,8 @@ def add_parser(sub) -> None:
                         "rows (default: refused for every metric but rmse)")
     p.add_argument("--per-query", action="store_true", help="print every query's values, not only the means")
     p.add_argument("--json", action="store_true",
-                   help='print JSON: {"ndcg@10": 0.5, ...}; with --per-query {"qids": [...], "ndcg@10": [...], ...}')
+                   help='print JSON: {"convention": "lightgbm", "ndcg@10": 0.5, ...}; with --per-query '
+                        '{"convention": ..., "qids": [...], "ndcg@10": [...], ...}')
     p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
     add_engine_option(p)
     p.set_defaults(run=run)
@@ -114,8 +119,9 @@ def _doc_ids(metrics, args, data):
 def _render(values: dict, qids: list, args, data) -> str:
     if args.json:
         if args.per_query:
-            return json.dumps({"qids": qids, **{k: np.asarray(v).tolist() for k, v in values.items()}})
-        return json.dumps(values)
+            return json.dumps({"convention": args.convention, "qids": qids,
+                               **{k: np.asarray(v).tolist() for k, v in values.items()}})
+        return json.dumps({"convention": args.convention, **values})
     header = f"# {data.n_queries} queries, {data.n_rows} rows, convention {args.convention}, engine {args.engine}"
     if not args.per_query:
         width = max(len(n) for n in values)

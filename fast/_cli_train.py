@@ -200,11 +200,13 @@ def run(args) -> int:
     _check_files(args)
     train = _read(read_letor, args, args.train, "--train")
     valid = _read(read_letor, args, args.valid, "--valid", n_features=train.n_features) if args.valid else None
-    counter = TreeCounter(None if args.quiet else Progress(planned_trees(est)))
+    convention = getattr(est, "convention", None)
+    counter = TreeCounter(None if args.quiet else Progress(planned_trees(est), convention=convention))
     est.fit(train, eval_set=[valid] if valid is not None else None, callback=counter)
     counter.close()
     est.save(args.model)
-    print(f"{trained_summary(est.model_, counter.grown)}; model written to {args.model}", file=sys.stderr)
+    print(f"{trained_summary(est.model_, counter.grown, convention)}; model written to {args.model}",
+          file=sys.stderr)
     return 0
 
 
@@ -254,8 +256,8 @@ def total_trees(model) -> int:
     return model.n_trees + (0 if model.init_model is None else total_trees(model.init_model))
 
 
-def trained_summary(model, grown: int) -> str:
-    """``trained 20 trees; the model keeps the first 15 (best iteration 15: valid:ndcg@10 0.6123)``."""
+def trained_summary(model, grown: int, convention: str | None = None) -> str:
+    """``trained 20 trees; the model keeps the first 15 (best iteration 15: valid:ndcg@10 0.6123, lightgbm convention)``."""
     kept = total_trees(model)
     prior = 0 if getattr(model, "init_model", None) is None else total_trees(model.init_model)
     text = f"trained {grown} trees" + (f" ({prior} in the starting forest, {grown - prior} boosted)" if prior else "")
@@ -270,5 +272,6 @@ def trained_summary(model, grown: int) -> str:
     if model.best_iteration is not None:
         key = next((k for k in model.history if k.startswith("valid:")), None)
         value = f": {key} {model.history[key][model.best_iteration - 1]:.4f}" if key else ""
+        value += f", {convention} convention" if key and convention else ""
         text += f" (best iteration {model.best_iteration}{value})"
     return text

@@ -9,11 +9,13 @@ class Progress:
     """Shows ``iteration/total``, the latest metrics, the best validation value so far and the time.
 
     A record may be empty (no validation set, no ``eval_train``): the line then shows
-    the tree count and the time only.
+    the tree count and the time only. With metrics, the line names their evaluation
+    ``convention`` (``lightgbm``, ``ranklib``, ...) when one is given: the same
+    ranking scores differently under each.
     """
 
-    def __init__(self, total: int, stream=None, every: int = 10):
-        self.total, self.stream = total, stream or sys.stderr
+    def __init__(self, total: int, stream=None, every: int = 10, convention: str | None = None):
+        self.total, self.stream, self.convention = total, stream or sys.stderr, convention
         self.every = 1 if self.stream.isatty() else every
         self.best = None
         self.start = time.perf_counter()
@@ -27,6 +29,8 @@ class Progress:
         parts = [f"[{iteration:>5}/{self.total}]", *(f"{k} {v:.4f}" for k, v in record.items())]
         if self.best:
             parts.append(f"best {self.best[1]:.4f} @ {self.best[0]}")
+        if record and self.convention:
+            parts.append(f"({self.convention} convention)")
         seconds = max(time.perf_counter() - self.start, 1e-9)
         parts.append(f"{seconds:.1f} s ({iteration / seconds:.1f} trees/s)")
         line = "  ".join(parts)

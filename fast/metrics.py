@@ -121,7 +121,8 @@ def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONV
     """Numba-parallel twin of `twinrank.reference.metrics.reciprocal_rank`."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return binary.reciprocal_rank_kernel(relevant(p.y, p.convention), order, p.query_offsets, k, _parallel(p.y))
+    return binary.reciprocal_rank_kernel(relevant(p.y, p.convention), order, p.query_offsets, k,
+                                         p.convention.no_relevant_value, _parallel(p.y))
 
 
 def auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:

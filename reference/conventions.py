@@ -63,10 +63,14 @@ class Convention:
         NDCG@k of a query with fewer than k documents: ``cut`` is NDCG@n; ``zero`` is 0
         (Eval-Score-4.0.pl's NDCG@k does not exist for such a query and counts as 0).
     no_relevant_value : float
-        Value of a normalised metric whose normaliser is zero: NDCG, MeanNDCG and AP of a
-        query without a document of positive gain / relevant document, AUC and pAUC of a
-        query without a relevant or without an irrelevant document. Empty queries too.
-        DCG, P@k, RR and ERR have no normaliser and are 0 on such queries.
+        Value of a metric measured against its best value (1 for a perfect ranking) on a
+        query where there is nothing to rank: NDCG, MeanNDCG, AP and RR of a query without
+        a document of positive gain / relevant document, AUC and pAUC of a query without a
+        relevant or without an irrelevant document. Empty queries too. One rule for the six:
+        LightGBM's ``ndcg`` and ``map`` (and XGBoost's) score such a query 1, RankLib,
+        ``Eval-Score-4.0.pl`` and trec_eval 0, and each preset extends its tool's value to
+        the metrics the tool does not have. DCG, P@k and ERR are sums with no best value to
+        divide by: every ranking of such a query scores 0, and so do they, in every preset.
     relevance_threshold : float
         A document is relevant for the binary metrics (AP, P@k, RR, AUC, pAUC) when its
         label is ``> relevance_threshold`` and ``<= max_relevant_label``.

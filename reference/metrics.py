@@ -155,7 +155,10 @@ def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONV
 
     $$\mathrm{RR} = 1 / r^*, \qquad r^* = \min\{r : \mathrm{rel}_r\}$$
 
-    0 when no relevant document is in the top ``k`` (``k=None``: the whole list).
+    0 when the query has a relevant document but none in the top ``k`` (``k=None``:
+    the whole list); ``no_relevant_value`` when it has none at all (or no documents),
+    as NDCG and AP score such a query: the best possible RR of any query with a
+    relevant document is 1, so RR is normalised like them.
     RankLib returns this as a float32; here it is float64.
     """
     check_k(k)
@@ -163,7 +166,9 @@ def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONV
     r = rank(p)
     rel = relevant(p.y[r.order], p.convention)
     first = rel & (hits_so_far(rel, r) == 1) & cutoff(k, r)  # (n_rows,)
-    return per_query_sum(np.where(first, 1.0 / (r.position + 1), 0.0), r)
+    found = per_query_sum(np.where(first, 1.0 / (r.position + 1), 0.0), r)
+    n_relevant = per_query_sum(rel.astype(np.float64), r)  # (n_queries,)
+    return np.where(n_relevant > 0, found, p.convention.no_relevant_value)
 
 
 def auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:

@@ -45,8 +45,10 @@ def test_json_means_are_the_library_s(capsys, files, engine, convention):
                        "--metric", "err@2", "--convention", convention, "--json", "--engine", engine)
     assert code == 0
     expected = ref.evaluate(["ndcg@3", "map", "err@2"], Y, np.array(SCORES), OFFSETS, convention=convention)
-    assert json.loads(out) == pytest.approx(expected, rel=1e-15)
-    assert list(json.loads(out)) == ["ndcg@3", "map", "err@2"]
+    printed = json.loads(out)
+    assert printed.pop("convention") == convention  # every number printed names its convention
+    assert printed == pytest.approx(expected, rel=1e-15)
+    assert list(printed) == ["ndcg@3", "map", "err@2"]
 
 
 def test_trec_convention_breaks_ties_by_the_comment_doc_ids(capsys, files):
@@ -55,7 +57,7 @@ def test_trec_convention_breaks_ties_by_the_comment_doc_ids(capsys, files):
                        "--per-query", "--json")
     assert code == 0
     # query 7 ranks D1 (0.9), then the tie D4 before D2 (descending id), then D3: first relevant at rank 3
-    assert json.loads(out) == {"qids": ["7", "9"], "rr": [1 / 3, 1 / 2]}
+    assert json.loads(out) == {"convention": "trec", "qids": ["7", "9"], "rr": [1 / 3, 1 / 2]}
 
 
 def test_plain_output_is_an_aligned_table(capsys, files):
@@ -68,6 +70,13 @@ def test_plain_output_is_an_aligned_table(capsys, files):
     assert lines[1].index(lines[1].split()[1]) == lines[2].index(lines[2].split()[1])  # values aligned
 
 
+def test_per_query_table_names_the_convention(capsys, files):
+    data, scores, _ = files
+    code, out, _ = run(capsys, "--data", data, "--scores", scores, "--metric", "p@2", "--per-query",
+                       "--convention", "letor")
+    assert code == 0 and out.splitlines()[0].startswith("# 2 queries, 6 rows, convention letor")
+
+
 def test_per_query_table_has_a_row_per_query(capsys, files):
     data, scores, _ = files
     code, out, _ = run(capsys, "--data", data, "--scores", scores, "--metric", "p@2", "--per-query")
@@ -78,8 +87,8 @@ def test_per_query_table_has_a_row_per_query(capsys, files):
 def test_default_metrics(capsys, files):
     data, scores, _ = files
     code, out, _ = run(capsys, "--data", data, "--scores", scores, "--json")
-    assert code == 0 and list(json.loads(out)) == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "p@10",
-                                                    "err@10", "mrr"]
+    assert code == 0 and list(json.loads(out)) == ["convention", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map",
+                                                    "p@10", "err@10", "mrr"]
 
 
 @pytest.mark.parametrize("case, message", [
@@ -126,4 +135,5 @@ def test_the_installed_command_runs(files):
     done = subprocess.run([*argv, "evaluate", "--data", data, "--scores", scores, "--metric", "ndcg@3", "--json"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == pytest.approx(ref.evaluate(["ndcg@3"], Y, np.array(SCORES), OFFSETS))
+    printed = {k: v for k, v in json.loads(done.stdout).items() if k != "convention"}
+    assert printed == pytest.approx(ref.evaluate(["ndcg@3"], Y, np.array(SCORES), OFFSETS))

@@ -222,6 +222,13 @@ def test_summary_says_which_trees_the_model_keeps(files, capsys):
     assert grown > model.n_trees
     assert f"trained {grown} trees; the model keeps the first {model.n_trees} " in err
     assert f"best iteration {model.best_iteration}" in err
+    assert f"valid:ndcg@10 {model.history['valid:ndcg@10'][model.best_iteration - 1]:.4f}, lightgbm convention)" in err
+
+
+def test_summary_names_a_chosen_convention(files, capsys):
+    assert train(files, "--trees", "3", "--valid", str(files / "valid.txt"), "--convention", "ranklib",
+                 "--early-stopping", "5") == 0
+    assert ", ranklib convention)" in capsys.readouterr().err
 
 
 def test_a_reappearing_numpy_query_id_is_printed_plainly():

@@ -30,6 +30,7 @@ def test_train_then_predict_then_evaluate(files, engine, capsys):
                  "--engine", engine]) == 0
     err = capsys.readouterr().err
     assert "valid:ndcg@10" in err and "model written to" in err
+    assert "(lightgbm convention)" in err.splitlines()[0]  # progress lines name the metric's convention
     assert Ensemble.load(model).n_trees == 5
     out = tmp / "scores.txt"
     assert main(["predict", "--model", str(model), "--data", str(tmp / "valid.txt.gz"),
@@ -40,7 +41,7 @@ def test_train_then_predict_then_evaluate(files, engine, capsys):
     assert main(["evaluate", "--data", str(tmp / "valid.txt.gz"), "--scores", str(out),
                  "--metric", "ndcg@10", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["ndcg@10"] == pytest.approx(history[-1], rel=1e-9)
+    assert printed["ndcg@10"] == pytest.approx(history[-1], rel=1e-9) and printed["convention"] == "lightgbm"
 
 
 def test_both_engines_write_the_same_trees(files):
@@ -89,3 +90,8 @@ def test_demo_prints_test_metrics(capsys):
     lines = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.strip()}
     values = [float(v) for v in lines["ranklib"]]
     assert len(values) == 5 and all(0.2 < v < 0.9 for v in values)
+    assert lines["convention"] == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map"]
+    letor = [float(v) for v in lines["letor"]]
+    assert letor[3] < letor[2]  # NDCG@10 < NDCG@5: the output says why
+    assert "fewer than k documents 0" in out and "no relevant document" in out
+    assert "lightgbm convention" in out  # the summary's best validation value names its convention

@@ -45,7 +45,7 @@ EXPECTED = {  # (preset, metric): per-query values of queries A, B, C, D, E
     ("lightgbm", "p@10"): [2 / 4, 0, 3 / 4, 2 / 2, 0],
     ("lightgbm", "err"): [(1 / 8) / 2 + (7 / 8) * (3 / 8) / 4, 0, (1 / 8) + (7 / 8) * (1 / 8) / 2
                           + (7 / 8) ** 2 * (1 / 8) / 4, 7 / 8 + (1 / 8) * (1 / 8) / 2, 0],
-    ("lightgbm", "rr"): [1 / 2, 0, 1, 1, 0],
+    ("lightgbm", "rr"): [1 / 2, 1, 1, 1, 1],  # no relevant document: 1, as NDCG and MAP
     ("lightgbm", "auc"): [1 / 4, 1, 2 / 3, 1, 1],
     ("lightgbm", "pauc@0.5"): [1 / 3, 1, (1 + (2 / 3 * 1 / 2 - 1 / 8) / (1 / 2 - 1 / 8)) / 2, 1, 1],
     ("lightgbm", "meanndcg"): [(0 + 2 * (1 / L3) / (3 + 1 / L3) + (1 / L3 + 3 / L5) / (3 + 1 / L3)) / 4, 1,
