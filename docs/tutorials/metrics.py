@@ -139,6 +139,38 @@ ax.spines[["top", "right"]].set_visible(False)
 fig.tight_layout()
 # --8<-- [end:plot]
 
+# --8<-- [start:by_k]
+import dataclasses
+
+# LETOR's rules, but NDCG@k of a short query cut at its n documents
+letor_cut = dataclasses.replace(metrics.CONVENTIONS["letor"], ndcg_k_beyond_n="cut")
+curves = {c: metrics.CONVENTIONS[c] for c in ("lightgbm", "ranklib", "letor")}
+curves["letor, cut at n"] = letor_cut
+ks = range(1, 21)
+at_k = {name: [metrics.evaluate(f"ndcg@{k}", mq.y, ranker_scores, mq.query_offsets,
+                                convention=c)[f"ndcg@{k}"] for k in ks]
+        for name, c in curves.items()}
+print(f"queries with fewer than 5 documents: {(sizes < 5).sum()}, "
+      f"fewer than 10: {(sizes < 10).sum()} of {mq.n_queries}\n")
+print(markdown_table(["convention", "mean NDCG@5", "mean NDCG@10"],
+                     [[name, v[4], v[9]] for name, v in at_k.items()]))
+
+fig, ax = plt.subplots(figsize=(7, 3.2))
+for name, values in at_k.items():
+    ax.plot(ks, values, marker="o", markersize=3, label=name,
+            linestyle="--" if "cut" in name else "-")
+ax.set_xlabel("k")
+ax.set_ylabel("mean NDCG@k")
+ax.set_xticks([1, 5, 10, 15, 20])
+ax2 = ax.twinx()  # how many queries are shorter than k: letor scores them 0
+ax2.fill_between(ks, [(sizes < k).mean() for k in ks], step="mid", alpha=0.12, color="gray")
+ax2.set_ylabel("share of queries with < k docs", color="gray")
+ax2.set_ylim(0, 1)
+ax.legend(fontsize="small", frameon=False, loc="center left")
+ax.spines[["top"]].set_visible(False)
+fig.tight_layout()
+# --8<-- [end:by_k]
+
 # --8<-- [start:fast]
 from twinrank.fast import metrics as fast_metrics
 
