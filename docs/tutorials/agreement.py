@@ -27,6 +27,29 @@ difference = np.abs(fast.predict(valid) - reference.predict(valid)).max()
 print(f"validation scores: largest difference {difference:.1e}")
 # --8<-- [end:twins]
 
+# --8<-- [start:plot]
+import matplotlib.pyplot as plt
+
+reference_scores, fast_scores = reference.predict(valid), fast.predict(valid)
+difference = np.abs(fast_scores - reference_scores)
+fig, (left, right) = plt.subplots(1, 2, figsize=(7.5, 3.1))
+left.scatter(reference_scores, fast_scores, s=4, alpha=0.4)
+left.set_xlabel("reference score")
+left.set_ylabel("fast score")
+left.set_title(f"{len(valid.y)} validation rows", fontsize="medium")
+exponents = np.arange(-18, -12)  # bins [1e-18, 1e-17), ..., [1e-13, 1e-12)
+counts = [(difference == 0).sum()] + [((difference >= 10.0 ** e) & (difference < 10.0 ** (e + 1))).sum()
+                                      for e in exponents]
+right.bar(["0"] + [f"1e{e}" for e in exponents], counts)
+right.set_xlabel("|fast - reference|, from")
+right.set_ylabel("rows")
+right.set_title("same splits; sums differ in order only", fontsize="medium")
+right.tick_params(axis="x", labelsize="small")
+for ax in (left, right):
+    ax.spines[["top", "right"]].set_visible(False)
+fig.tight_layout()
+# --8<-- [end:plot]
+
 # --8<-- [start:real]
 from twinrank.fast.gbrt import GBRT as FastGBRT
 from twinrank.reference.gbrt import GBRT as ReferenceGBRT

@@ -166,7 +166,7 @@ ax2 = ax.twinx()  # how many queries are shorter than k: letor scores them 0
 ax2.fill_between(ks, [(sizes < k).mean() for k in ks], step="mid", alpha=0.12, color="gray")
 ax2.set_ylabel("share of queries with < k docs", color="gray")
 ax2.set_ylim(0, 1)
-ax.legend(fontsize="small", frameon=False, loc="center left")
+ax.legend(fontsize="small", frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4)
 ax.spines[["top"]].set_visible(False)
 fig.tight_layout()
 # --8<-- [end:by_k]

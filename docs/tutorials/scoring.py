@@ -51,6 +51,34 @@ print(f"lowest set bit {lowest}: leaf node {leaf_order[lowest]}; "
       f"walking the tree reaches node {predict.apply_tree(tree, test.X[:1])[0]}")
 # --8<-- [end:one_row]
 
+# --8<-- [start:plot]
+import matplotlib.pyplot as plt
+
+# one row of the picture per internal node: the mask the row picked; then their AND
+picked_rows, labels = [], []
+for k, gt_mask, nan_mask in zip(nodes, gt, nan):
+    x = row[tree.feature[k]]
+    picked = nan_mask if np.isnan(x) else (gt_mask if x > tree.threshold[k] else ~0)
+    picked_rows.append([(int(picked) >> b) & 1 for b in range(n_leaves)])
+    labels.append(f"node {k}: " + ("NaN" if np.isnan(x) else ("x > t" if x > tree.threshold[k] else "x <= t")))
+picked_rows.append([(word >> b) & 1 for b in range(n_leaves)])
+labels.append("AND of all")
+bits = np.array(picked_rows)
+fig, ax = plt.subplots(figsize=(6.5, 0.45 * len(bits) + 0.9))
+ax.imshow(bits, cmap="Blues", vmin=-0.3, vmax=1.3, aspect="auto")
+for i, j in np.ndindex(bits.shape):
+    ax.text(j, i, bits[i, j], ha="center", va="center",
+            color="white" if bits[i, j] else "black")
+ax.add_patch(plt.Rectangle((lowest - 0.5, len(bits) - 1.5), 1, 1, fill=False, lw=3, color="tab:orange"))
+ax.axhline(len(bits) - 1.5, color="black", lw=1)
+ax.set_xticks(range(n_leaves), [f"leaf bit {b}\n(node {leaf_order[b]})" for b in range(n_leaves)],
+              fontsize="small")
+ax.set_yticks(range(len(bits)), labels, fontsize="small")
+ax.set_title(f"exit leaf = lowest set bit: bit {lowest}, node {leaf_order[lowest]}", fontsize="medium")
+ax.tick_params(length=0)
+fig.tight_layout()
+# --8<-- [end:plot]
+
 # --8<-- [start:agreement]
 from twinrank.fast import predict as fast_predict
 from twinrank.fast.lambdamart import LambdaMART
