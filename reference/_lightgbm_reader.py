@@ -158,14 +158,15 @@ def _missing_children(inner: dict, n_features: int, where: str) -> np.ndarray:
                 (kind == MISSING_ZERO) & (default_left != zero_left), (feature < 0) | (feature >= n_features)]
     reasons = ["is a categorical split (bit 1), which twinrank's numerical splits cannot express",
                "has missing type 3, which LightGBM does not define",
-               "sends 0 with the missing values (missing type Zero, zero_as_missing=true) to the other side "
-               "of the threshold than 0 goes; twinrank's trees set only NaN apart",
+               "sends 0 with the missing values (missing type Zero, from zero_as_missing=true) to the other "
+               "side of the threshold than 0 goes; twinrank's trees set only NaN apart (retrain with "
+               "zero_as_missing=false, LightGBM's default)",
                f"splits on a feature outside 0..{n_features - 1} (max_feature_idx)"]
     for bad, reason in zip(problems, reasons):
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
             raise ModelFormatError(f"{where}: internal node {k} (decision_type={decision[k]}, split_feature="
-                                   f"{feature[k]}, threshold={threshold[k]!r}) {reason}")
+                                   f"{feature[k]}, threshold={float(threshold[k])!r}) {reason}")
     goes_left = np.where(kind == MISSING_NONE, zero_left, default_left)  # (n_inner,)
     return np.where(goes_left, left, right)
 
