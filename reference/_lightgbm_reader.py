@@ -112,7 +112,8 @@ def _tree(fields: dict, n_features: int, where: str) -> Tree:
     if "is_linear" in fields and _int(fields, "is_linear", where) != 0:
         raise ModelFormatError(f"{where}: is_linear={fields['is_linear'][0]}: a linear tree (linear_tree=true) "
                                f"fits a linear model in each leaf; twinrank's leaves hold constants")
-    leaf = {k: _array(fields, k, n_leaves, float, where) for k in ("leaf_value", "leaf_weight", "leaf_count")}
+    leaf = {k: _array(fields, k, n_leaves, int if k in _INT_FIELDS else float, where)
+            for k in ("leaf_value", "leaf_weight", "leaf_count")}
     n_inner = n_leaves - 1
     inner = {k: _array(fields, k, n_inner, int if k in _INT_FIELDS else float, where) for k in _INNER_FIELDS}
     order = _breadth_first(inner["left_child"], inner["right_child"], n_leaves, where)  # (2 n_leaves - 1,)
@@ -144,7 +145,7 @@ def _tree(fields: dict, n_features: int, where: str) -> Tree:
 
 _INNER_FIELDS = ("split_feature", "threshold", "decision_type", "left_child", "right_child", "split_gain",
                  "internal_value", "internal_weight", "internal_count")
-_INT_FIELDS = {"split_feature", "decision_type", "left_child", "right_child", "internal_count"}
+_INT_FIELDS = {"split_feature", "decision_type", "left_child", "right_child", "internal_count", "leaf_count"}
 _REQUIRED = {"leaf_value", "split_feature", "threshold", "left_child", "right_child"}
 
 
