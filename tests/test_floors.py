@@ -14,7 +14,8 @@ FLOORS = {
     **dict.fromkeys(["errors", "constants", "_atomic", "params", "sampling", "data", "letor",
                      "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions",
                      "_param_checks", "_tree_params", "_algorithm_params", "_model_json", "_ensemble",
-                     "_mcrank_model", "_missing_values", "explain"],
+                     "_mcrank_model", "_missing_values", "explain", "lightgbm_text", "_lightgbm_reader",
+                     "_lightgbm_writer"],
                     DATA_MODEL),
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
@@ -26,7 +27,7 @@ FLOORS = {
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
                      "sklearn"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
-                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data"], CLI),
+                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_export", "_cli_import"], CLI),
 }
 
 
