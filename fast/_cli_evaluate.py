@@ -9,7 +9,8 @@ import numpy as np
 from twinrank.reference.errors import DataFormatError
 from twinrank.reference.metrics import CONVENTIONS, DEFAULT_CONVENTION, parse_metric
 
-from ._cli_common import add_engine_option, check_input, engine_module, require_queries
+from ._cli_common import (add_engine_option, add_reading_options, add_threads_option, check_input, engine_module,
+                          reading_options, require_queries)
 
 DEFAULT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "p@10", "err@10", "mrr"]
 
@@ -61,7 +62,8 @@ def add_parser(sub) -> None:
     p.add_argument("--per-query", action="store_true", help="print every query's values, not only the means")
     p.add_argument("--json", action="store_true",
                    help='print JSON: {"ndcg@10": 0.5, ...}; with --per-query {"qids": [...], "ndcg@10": [...], ...}')
-    p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
+    add_reading_options(p)
+    add_threads_option(p)
     add_engine_option(p)
     p.set_defaults(run=run)
 
@@ -82,7 +84,7 @@ def run(args) -> int:
     names = metric_names(args.metric)
     for path, option in ((args.data, "--data"), (args.scores, "--scores"), (args.query_file, "--query-file")):
         check_input(path, option)
-    data = read_letor(args.data, query_file=args.query_file)
+    data = read_letor(args.data, query_file=args.query_file, **reading_options(args))
     by_query = [n for n in names if parse_metric(n)[0] != "rmse_per_query"]
     if by_query and not args.single_query:
         require_queries(data, args.data, "--data", f"{by_query[0]} is computed per query "

@@ -85,6 +85,9 @@ class RankerEstimator(ScikitLearnProtocol):
         """
         params = self.validated_params()
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        if train.n_features == 0:
+            raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
+                                 f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
         self.check_data(params, train, valid, init_score)
         fitted = None
         if params.fit.missing not in SPLIT_STRATEGIES:
