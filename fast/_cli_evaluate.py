@@ -113,11 +113,17 @@ def _doc_ids(metrics, args, data):
         raise DataFormatError(args.data, None, str(e)) from None
 
 
+def _json_numbers(values):
+    """A metric's value (or per-query values) for JSON: non-finite numbers as None (``null``)."""
+    array = np.asarray(values, dtype=np.float64)
+    return np.where(np.isfinite(array), array, None).tolist()
+
+
 def _render(values: dict, qids: list, args, data) -> str:
-    if args.json:
+    if args.json:  # strict JSON: a value that is not a finite number is null, never NaN
         if args.per_query:
-            return json.dumps({"qids": qids, **{k: np.asarray(v).tolist() for k, v in values.items()}})
-        return json.dumps(values)
+            return json.dumps({"qids": qids, **{k: _json_numbers(v) for k, v in values.items()}}, allow_nan=False)
+        return json.dumps({k: _json_numbers(v) for k, v in values.items()}, allow_nan=False)
     header = f"# {data.n_queries} queries, {data.n_rows} rows, convention {args.convention}, engine {args.engine}"
     if not args.per_query:
         width = max(len(n) for n in values)

@@ -19,11 +19,11 @@ import numpy as np
 
 from ._letor_queries import query_offsets, sibling_query_file
 from ._letor_tokens import check_ids, check_values, compact_block, open_bytes, pairs, parse_floats
+from .constants import MAX_LABEL
 from .errors import DataFormatError, ParameterError
 
 BLOCK_LINES = 4096
 MAX_FEATURES = 65_536  # read_letor's default max_features: a dense row of 256 KiB
-MAX_LABEL = 31  # read_letor's default max_label: the largest grade whose gain 2^l - 1 is exact (XGBoost's rule)
 _CHUNK_BYTES = 1 << 16
 _UTF8_BOM = b"\xef\xbb\xbf"
 _OTHER_BOMS = {b"\xff\xfe": "UTF-16 (or UTF-32) little-endian", b"\xfe\xff": "UTF-16 big-endian",
