@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ._sklearn_protocol import ScikitLearnProtocol
-from .data import Dataset
+from .data import Dataset, dense_features
 from .engine import REFERENCE
 from .errors import ParameterError
 from .explain import feature_importances
@@ -120,7 +120,7 @@ class RankerEstimator(ScikitLearnProtocol):
         ``best_iteration_`` is that count). A prior model (``init_model``) always counts whole.
         """
         model = truncated(self._fitted_model(), n_trees)
-        X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
+        X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
             return self.engine.predict_ensemble(model, X)
 

@@ -285,3 +285,25 @@ def test_zero_based_flag(tmp_path, capsys):
     assert main(["predict", "--model", model, "--data", str(path), "--zero-based",
                  "--output", str(tmp_path / "s.txt")]) == 0
     assert len((tmp_path / "s.txt").read_text().split()) == 48
+
+
+@TWINS
+@pytest.mark.parametrize("algorithm", ["LambdaMART", "McRank"])
+def test_scipy_sparse_features_train_and_score_as_their_dense_matrix(twin, algorithm):
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(0)
+    X = rng.random((64, 30))
+    X[X < 0.7] = 0.0  # absent entries: 0.0, as in LETOR files
+    X[3, 4] = np.nan  # a stored NaN stays a missing value
+    y, qid = rng.integers(0, 3, 64).astype(float), np.repeat(np.arange(8), 8)
+    from_sparse = getattr(twin, algorithm)(n_trees=3, min_samples_leaf=2).fit(sparse.csr_matrix(X), y, qid)
+    from_dense = getattr(twin, algorithm)(n_trees=3, min_samples_leaf=2).fit(X, y, qid)
+    assert np.array_equal(from_sparse.predict(sparse.csc_matrix(X)), from_dense.predict(X))
+    assert from_sparse.model_.to_dict() == from_dense.model_.to_dict()
+
+
+def test_a_sparse_matrix_too_wide_for_memory_is_refused():
+    sparse = pytest.importorskip("scipy.sparse")
+    X = sparse.csr_matrix((10**6, 10**9), dtype=np.float32)  # 3.6 PiB dense
+    with pytest.raises(ParameterError, match="select fewer features"):
+        reference.Dataset(X, np.zeros(10**6), [0, 10**6])
