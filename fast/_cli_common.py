@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 
+from twinrank.reference._letor_reader import MAX_FEATURES, MAX_LABEL
+from twinrank.reference._param_checks import check_n_threads
 from twinrank.reference.errors import DataFormatError, ParameterError
 
 STDOUT = "-"  # an --output of "-" writes to standard output
@@ -21,6 +24,64 @@ def add_engine_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--engine fast|reference`` to a command's parser."""
     parser.add_argument("--engine", choices=["fast", "reference"], default="fast",
                         help="which twin runs the command (default: fast)")
+
+
+def add_threads_option(parser: argparse.ArgumentParser, what: str = "the fast engine") -> None:
+    """Add ``--threads N`` (N >= 1, or -1 for all cores; 0 and other negatives are refused)."""
+    parser.add_argument("--threads", type=thread_count, metavar="N",
+                        help=f"threads of {what}: N >= 1 (at most the cores), or -1 for all cores "
+                             "(default: all cores)")
+
+
+def thread_count(text: str) -> int:
+    """``--threads``: an integer >= 1, or -1 for all cores."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of threads, got {text!r}") from None
+    try:
+        check_n_threads("--threads", value)
+    except ParameterError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return value
+
+
+def add_reading_options(parser: argparse.ArgumentParser, labels: bool = True) -> None:
+    """Add the reader's options: ``--zero-based``, ``--max-features`` and (with ``labels``) ``--max-label``."""
+    parser.add_argument("--zero-based", action="store_true",
+                        help="feature ids start at 0, not 1 (default: 1-based, as in LETOR and SVMlight)")
+    parser.add_argument("--max-features", type=_limit(int), default=MAX_FEATURES, metavar="N|none",
+                        help="refuse data whose largest feature id makes more than N features, naming the "
+                             f"line, before memory is allocated; 'none': no limit (default: {MAX_FEATURES:,}; "
+                             "the features take 4 bytes per row and feature)")
+    if labels:
+        parser.add_argument("--max-label", type=_limit(float), default=MAX_LABEL, metavar="L|none",
+                            help="refuse labels above L, naming the line; 'none': any finite label, for "
+                                 f"regression targets (default: {MAX_LABEL}, the largest grade whose gain "
+                                 "2^l - 1 is exact)")
+
+
+def reading_options(args) -> dict:
+    """The keyword arguments of ``read_letor`` the reader's options give."""
+    options = {"zero_based": args.zero_based, "max_features": args.max_features}
+    if hasattr(args, "max_label"):
+        options["max_label"] = args.max_label
+    return options
+
+
+def _limit(kind):
+    def parse(text: str):
+        if text.lower() == "none":
+            return None
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number or 'none', got {text!r}") from None
+        if not math.isfinite(value) or (kind is int and value < 1):
+            raise argparse.ArgumentTypeError(f"expected a positive number or 'none', got {text!r}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def check_input(path, flag: str) -> None:

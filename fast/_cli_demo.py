@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from ._cli_common import add_engine_option, engine_module
+from ._cli_common import add_engine_option, add_threads_option, engine_module
 from ._cli_train import TreeCounter, trained_summary
 
 DEMO_PARAMS = dict(n_trees=300, learning_rate=0.05, max_leaves=15, min_samples_leaf=20,
@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
                                    "NDCG@1/3/5/10 and MAP under three evaluation conventions "
                                    "(lightgbm, ranklib, letor), with why they differ.")
     p.add_argument("--fold", type=int, default=1, choices=range(1, 6), help="MQ2008 fold (default 1)")
-    p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
+    add_threads_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_engine_option(p)
     p.set_defaults(run=run)

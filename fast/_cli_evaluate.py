@@ -9,7 +9,8 @@ import numpy as np
 from twinrank.reference.errors import DataFormatError
 from twinrank.reference.metrics import CONVENTIONS, DEFAULT_CONVENTION, parse_metric
 
-from ._cli_common import add_engine_option, check_input, engine_module, require_queries
+from ._cli_common import (add_engine_option, add_reading_options, add_threads_option, check_input, engine_module,
+                          reading_options, require_queries)
 
 DEFAULT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "p@10", "err@10", "mrr"]
 
@@ -65,8 +66,10 @@ def add_parser(sub) -> None:
     p.add_argument("--per-query", action="store_true", help="print every query's values, not only the means")
     p.add_argument("--json", action="store_true",
                    help='print JSON: {"convention": "lightgbm", "ndcg@10": 0.5, ...}; with --per-query '
-                        '{"convention": ..., "qids": [...], "ndcg@10": [...], ...}')
-    p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
+                        '{"convention": ..., "qids": [...], "ndcg@10": [...], ...}; a value that is '
+                        'not a finite number is null')
+    add_reading_options(p)
+    add_threads_option(p)
     add_engine_option(p)
     p.set_defaults(run=run)
 
@@ -87,7 +90,7 @@ def run(args) -> int:
     names = metric_names(args.metric)
     for path, option in ((args.data, "--data"), (args.scores, "--scores"), (args.query_file, "--query-file")):
         check_input(path, option)
-    data = read_letor(args.data, query_file=args.query_file)
+    data = read_letor(args.data, query_file=args.query_file, **reading_options(args))
     by_query = [n for n in names if parse_metric(n)[0] != "rmse_per_query"]
     if by_query and not args.single_query:
         require_queries(data, args.data, "--data", f"{by_query[0]} is computed per query "
@@ -116,12 +119,19 @@ def _doc_ids(metrics, args, data):
         raise DataFormatError(args.data, None, str(e)) from None
 
 
+def _json_numbers(values):
+    """A metric's value (or per-query values) for JSON: non-finite numbers as None (``null``)."""
+    array = np.asarray(values, dtype=np.float64)
+    return np.where(np.isfinite(array), array, None).tolist()
+
+
 def _render(values: dict, qids: list, args, data) -> str:
-    if args.json:
+    if args.json:  # strict JSON: a value that is not a finite number is null, never NaN
         if args.per_query:
             return json.dumps({"convention": args.convention, "qids": qids,
-                               **{k: np.asarray(v).tolist() for k, v in values.items()}})
-        return json.dumps({"convention": args.convention, **values})
+                               **{k: _json_numbers(v) for k, v in values.items()}}, allow_nan=False)
+        return json.dumps({"convention": args.convention,
+                           **{k: _json_numbers(v) for k, v in values.items()}}, allow_nan=False)
     header = f"# {data.n_queries} queries, {data.n_rows} rows, convention {args.convention}, engine {args.engine}"
     if not args.per_query:
         width = max(len(n) for n in values)

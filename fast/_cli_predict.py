@@ -7,7 +7,8 @@ import numpy as np
 
 from twinrank.reference.errors import DataFormatError, ParameterError
 
-from ._cli_common import STDOUT, add_engine_option, check_input, check_output, engine_module
+from ._cli_common import (STDOUT, add_engine_option, add_reading_options, add_threads_option, check_input,
+                          check_output, engine_module, reading_options)
 
 
 def add_parser(sub) -> None:
@@ -28,7 +29,8 @@ def add_parser(sub) -> None:
                    help="score a file whose largest feature id is below the model's width: the "
                         "features it lacks are read as 0.0, the format's absent-feature value (not "
                         "as missing values) (default: such a file is refused)")
-    p.add_argument("--threads", type=int, help="threads of the fast engine (default: all cores)")
+    add_reading_options(p, labels=False)
+    add_threads_option(p)
     add_engine_option(p)
     p.set_defaults(run=run)
 
@@ -43,7 +45,7 @@ def run(args) -> int:
     check_input(args.data, "--data")
     check_output(args.output, "--output")
     model = first_trees(load_model(args.model), args.trees)
-    data = read_letor(args.data, n_features=model.n_features)
+    data = read_letor(args.data, n_features=model.n_features, max_label=None, **reading_options(args))
     if data.n_features_in_file < model.n_features and not args.allow_fewer_features:
         raise DataFormatError(args.data, None, f"has {data.n_features_in_file} features (its largest feature "
                                                f"id) but the model takes {model.n_features}; pass "

@@ -16,10 +16,11 @@ import inspect
 import re
 import sys
 
-from twinrank.reference.errors import ParameterError
+from twinrank.reference.errors import DataFormatError, ParameterError
 from twinrank.reference.metrics import CONVENTIONS, parse_metric
 
-from ._cli_common import add_engine_option, check_input, check_output, engine_module, require_queries
+from ._cli_common import (add_engine_option, add_reading_options, check_input, check_output, engine_module,
+                          reading_options, require_queries)
 
 # --algorithm NAME -> (module, class)
 ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
@@ -164,6 +165,7 @@ def add_parser(sub) -> None:
             group.add_argument(*flags, dest=name, type=_kind(name, str(field.type)), choices=choices, help=text)
     p.add_argument("--quiet", action="store_true", help="no progress display (default: a line every 10 "
                                                          "trees on stderr, or a live line on a terminal)")
+    add_reading_options(p)
     add_engine_option(p)
     p.set_defaults(run=run)
 
@@ -225,7 +227,10 @@ def _check_files(args) -> None:
 
 
 def _read(read_letor, args, path, option: str, **kwargs):
-    data = read_letor(path, **kwargs)
+    data = read_letor(path, **reading_options(args), **kwargs)
+    if data.n_features == 0:
+        raise DataFormatError(path, None, f"no row has a feature ({data.n_rows} rows of labels and query ids "
+                                          f"only): a ranker has nothing to learn from (file given as {option})")
     if not args.single_query:
         why = ("lambdamart learns from pairs of documents of the same query" if args.algorithm == "lambdamart"
                else "give query ids, or --single-query to train on all rows as one query")

@@ -10,6 +10,8 @@ import numpy as np
 
 from twinrank.reference.errors import DataFormatError, ParameterError
 
+from ._cli_common import add_reading_options, add_threads_option, reading_options
+
 DEFAULT_MAX_ROWS = 20_000
 
 DESCRIPTION = """\
@@ -50,7 +52,8 @@ def add_parser(sub) -> None:
     p.add_argument("--component", action="append", metavar="NAME",
                    help="run only this component (repeatable; --list shows the names)")
     p.add_argument("--list", action="store_true", help="list the components and their tolerances, and exit")
-    p.add_argument("--threads", type=int, help="threads of the fast twin (default: all cores)")
+    add_reading_options(p)
+    add_threads_option(p, "the fast twin")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
 
@@ -76,7 +79,7 @@ def _verify(args) -> int:
 
     from ._threads import threads
 
-    data, source = load(args.data)
+    data, source = load(args.data, reading_options(args))
     data, sampled = sample_queries(data, max_rows=args.max_rows, max_queries=args.max_queries,
                                    seed=args.seed)
     header = [f"# twinrank verify: {source}", f"# {_shape(data)}; seed {args.seed}"]
@@ -97,7 +100,7 @@ def _verify(args) -> int:
     return 0 if all(r.passed for r in results) else 1
 
 
-def load(paths):
+def load(paths, options=None):
     """The pooled data of ``paths`` (the bundled MQ2008 if none) and a description of it."""
     from twinrank.reference.data import Dataset, load_mq2008
     from twinrank.reference.letor import read_letor
@@ -105,7 +108,7 @@ def load(paths):
     if not paths:
         parts = load_mq2008(fold=1)
         return _pooled(Dataset, parts), "the bundled MQ2008 (S1-S5, all 784 queries)"
-    parts = [read_letor(path) for path in paths]
+    parts = [read_letor(path, **(options or {})) for path in paths]
     for path, part in zip(paths, parts):
         if part.n_features == 0:
             raise DataFormatError(path, None, "no row has a feature")

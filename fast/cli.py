@@ -12,8 +12,10 @@ import importlib
 import importlib.metadata
 import os
 import sys
+import warnings
+from functools import partial
 
-from twinrank.reference.errors import TwinrankError
+from twinrank.reference.errors import TwinrankError, TwinrankWarning
 
 from ._cli_common import add_engine_option, engine_module
 
@@ -44,13 +46,28 @@ def main(argv=None) -> int:
     """Run the command line ``argv``; a user error prints one line and returns 2."""
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args) or 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", TwinrankWarning)
+            warnings.showwarning = partial(_show_warning, args.command)
+            return args.run(args) or 0
     except BrokenPipeError:  # stdout closed early (``twinrank predict ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
         return 1
     except (TwinrankError, OSError) as e:
         print(f"twinrank {args.command}: error: {_message(e)}", file=sys.stderr)
         return 2
+    except MemoryError as e:
+        print(f"twinrank {args.command}: error: out of memory ({e or 'an allocation failed'}); the data are too "
+              "large for this machine: fewer rows or features, or the fast engine", file=sys.stderr)
+        return 2
+
+
+def _show_warning(command, message, category, filename, lineno, file=None, line=None):
+    """A TwinrankWarning as one line, ``twinrank train: warning: ...``; other warnings as Python shows them."""
+    if issubclass(category, TwinrankWarning):
+        print(f"twinrank {command}: warning: {message}", file=sys.stderr)
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
 
 def _message(e: Exception) -> str:

@@ -1,18 +1,31 @@
-"""Atomic file output: readers see the old file or the complete new one, never a partial one."""
+"""Atomic file output: readers see the old file or the complete new one, never a partial one.
+
+The new content goes to a temporary file beside the target, then ``os.replace`` puts it in
+place. The temporary file is named after the target so that a user who finds one knows
+what it is: ``.model.json.twinrank-tmp-<host>-<pid>-<random>``. A process killed while
+writing (``kill -9``, a power cut) leaves it behind; the next write of the same target
+from the same host removes the ones whose process is gone.
+"""
 from __future__ import annotations
 
 import contextlib
 import gzip
 import os
+import socket
 import tempfile
+
+TMP_MARK = ".twinrank-tmp-"
 
 
 @contextlib.contextmanager
 def atomic_output(path):
     """A binary file that replaces ``path`` only once fully written (gzip if ``path`` ends in ``.gz``)."""
     path = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    prefix = f".{name}{TMP_MARK}{_host()}-"
+    remove_stale(folder, prefix)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+        fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", dir=folder)
     except OSError as e:  # name the user's file, not the temporary one
         raise OSError(e.errno, f"cannot write {path}: {e.strerror}", path) from None
     try:
@@ -30,6 +43,40 @@ def atomic_output(path):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_stale(folder: str, prefix: str) -> None:
+    """Remove the temporary files ``<prefix><pid>-*`` in ``folder`` whose process no longer runs.
+
+    POSIX only: on Windows, ``os.kill(pid, 0)`` would end the process, so nothing is removed.
+    """
+    if os.name != "posix":
+        return
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (one of another user counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _host() -> str:
+    """This host's name, without characters that would break the file name."""
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
 
 
 def _umask() -> int:

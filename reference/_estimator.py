@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ._sklearn_protocol import ScikitLearnProtocol
-from .data import Dataset
+from .data import Dataset, dense_features
 from .engine import REFERENCE
 from .errors import ParameterError
 from .explain import feature_importances
@@ -85,6 +85,9 @@ class RankerEstimator(ScikitLearnProtocol):
         """
         params = self.validated_params()
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        if train.n_features == 0:
+            raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
+                                 f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
         self.check_data(params, train, valid, init_score)
         fitted = None
         if params.fit.missing not in SPLIT_STRATEGIES:
@@ -117,7 +120,7 @@ class RankerEstimator(ScikitLearnProtocol):
         ``best_iteration_`` is that count). A prior model (``init_model``) always counts whole.
         """
         model = truncated(self._fitted_model(), n_trees)
-        X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
+        X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
             return self.engine.predict_ensemble(model, X)
 

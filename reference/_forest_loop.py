@@ -5,10 +5,14 @@ public names these are.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .boosting import why_no_split
 from .data import Dataset, query_rows
 from .engine import REFERENCE, Engine
+from .errors import TwinrankWarning
 from .model import Ensemble
 from .params import ForestParams
 from .sampling import bootstrap, feature_masks, make_rng, subsample
@@ -61,6 +65,10 @@ def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_f
                 history.setdefault(key, []).append(value)
             if callback is not None:
                 callback(len(trees), record)
+    if all(f.n_nodes == 1 for f in trees):
+        why = why_no_split(train, thresholds, gradients, None, params.tree)
+        warnings.warn(f"every tree of the forest is a single leaf: {why}; the model scores every row "
+                      "the mean label", TwinrankWarning, stacklevel=2)
     return Ensemble(trees=trees, tree_weights=np.full(len(trees), 1.0 / len(trees)),
                     base_score=0.0, n_features=train.n_features, algorithm=algorithm,
                     params=dict(model_params or {}), history=history)

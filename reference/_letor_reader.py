@@ -11,16 +11,23 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from functools import partial
 from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
 
 from ._letor_queries import query_offsets, sibling_query_file
-from ._letor_tokens import check_ids, check_values, dense_block, open_bytes, pairs, parse_floats
+from ._letor_tokens import check_ids, check_values, compact_block, open_bytes, pairs, parse_floats
+from .constants import MAX_LABEL
 from .errors import DataFormatError, ParameterError
 
 BLOCK_LINES = 4096
+MAX_FEATURES = 65_536  # read_letor's default max_features: a dense row of 256 KiB
+_CHUNK_BYTES = 1 << 16
+_UTF8_BOM = b"\xef\xbb\xbf"
+_OTHER_BOMS = {b"\xff\xfe": "UTF-16 (or UTF-32) little-endian", b"\xfe\xff": "UTF-16 big-endian",
+               b"\x00\x00\xfe\xff": "UTF-32 big-endian"}
 
 
 class LetorArrays(NamedTuple):
@@ -35,31 +42,36 @@ class LetorArrays(NamedTuple):
     n_features_in_file: int  # the largest feature id in the file (0-based files: largest id + 1)
 
 
-def read_arrays(path, *, n_features: int | None = None, query_file=None, zero_based: bool = False) -> LetorArrays:
+def read_arrays(path, *, n_features: int | None = None, query_file=None, zero_based: bool = False,
+                max_features: int | None = MAX_FEATURES, max_label: float | None = MAX_LABEL) -> LetorArrays:
     """The arrays ``read_letor`` makes its ``Dataset`` of (arguments and rules there)."""
-    if n_features is not None and (not isinstance(n_features, (int, np.integer)) or n_features < 1):
-        raise ParameterError(f"n_features must be a positive integer or None, got {n_features!r}")
+    for name, value in (("n_features", n_features), ("max_features", max_features)):
+        if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
+            raise ParameterError(f"{name} must be a positive integer or None, got {value!r}")
+    if max_label is not None and (isinstance(max_label, bool) or not isinstance(max_label, (int, float, np.number))):
+        raise ParameterError(f"max_label must be a number or None, got {max_label!r}")
     path = os.fspath(path)
-    rows = _read_rows(path, int(not zero_based), n_features)
+    rows = _read_rows(path, int(not zero_based), n_features, max_features, max_label)
     if query_file is None:
         query_file = sibling_query_file(path)
     offsets, qids = query_offsets(path, rows, query_file)
     in_file = max(rows["width"])
     width = n_features if n_features is not None else in_file
-    return LetorArrays(_stack(rows["X"], width), rows["y"], offsets, qids, _comment_array(rows["comments"]),
+    return LetorArrays(_stack(path, rows, width), rows["y"], offsets, qids, _comment_array(rows["comments"]),
                        rows["qid"] is not None or query_file is not None, in_file)
 
 
-def _read_rows(path: str, base: int, n_features: int | None) -> dict:
-    """Parse every data line: labels, dense feature blocks, qid bytes, comments, line numbers."""
-    rows = {"y": [], "X": [], "qid": [], "comments": [], "line": [], "width": []}
+def _read_rows(path: str, base: int, n_features: int | None, max_features: int | None,
+               max_label: float | None) -> dict:
+    """Parse every data line: labels, compact feature blocks, qid bytes, comments, line numbers."""
+    rows = {"y": [], "X": [], "qid": [], "comments": [], "line": [], "n_lines": [], "width": [], "widest": []}
     with_qid = None
     try:
         with open_bytes(path) as f:
-            for block in _blocks(f):
+            for block in _blocks(_lines(path, f)):
                 if with_qid is None:
                     with_qid = _has_qid(block[0][1])
-                parsed = _parse_block(path, block, base, n_features, with_qid)
+                parsed = _parse_block(path, block, base, n_features, max_features, max_label, with_qid)
                 for key, value in parsed.items():
                     rows[key].append(value)
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
@@ -73,7 +85,40 @@ def _read_rows(path: str, base: int, n_features: int | None) -> dict:
     return rows
 
 
-def _blocks(f):
+def _lines(path: str, f):
+    """The file's lines, without their ends.
+
+    Lines end at ``\\n`` (a ``\\r`` before it is whitespace), or at ``\\r`` when the
+    first 64 KiB hold a ``\\r`` and no ``\\n`` (classic Mac OS files). A UTF-8 byte order mark
+    at the start is skipped; a UTF-16 or UTF-32 one is an error.
+    """
+    head = f.read(_CHUNK_BYTES)
+    for mark, encoding in _OTHER_BOMS.items():
+        if head.startswith(mark):
+            raise DataFormatError(path, 1, f"the file is {encoding} text (it starts with the byte order "
+                                           f"mark {mark.hex(' ').upper()}); save it as UTF-8 or ASCII")
+    head = head.removeprefix(_UTF8_BOM)
+    bare_cr = b"\r" in head and b"\n" not in head
+    return _split(chain([head], iter(partial(f.read, _CHUNK_BYTES), b"")), b"\r" if bare_cr else b"\n")
+
+
+def _split(chunks, separator: bytes):
+    """The pieces of the concatenated ``chunks`` between ``separator`` bytes (no empty last piece)."""
+    pending = []  # the pieces of the line being read
+    for chunk in chunks:
+        parts = chunk.split(separator)
+        if len(parts) == 1:
+            pending.append(chunk)
+            continue
+        yield b"".join(pending) + parts[0]
+        yield from parts[1:-1]
+        pending = [parts[-1]]
+    last = b"".join(pending)
+    if last:
+        yield last
+
+
+def _blocks(lines):
     """Yield lists of ``(line number, fields, comment bytes or None)``, one per data line.
 
     ``fields`` is the part before ``#`` split at its first two runs of whitespace:
@@ -81,7 +126,7 @@ def _blocks(f):
     lines are skipped here; their numbers still count.
     """
     block = []
-    for number, line in enumerate(f, 1):
+    for number, line in enumerate(lines, 1):
         head, sep, comment = line.partition(b"#")
         fields = head.split(None, 2)
         if fields:
@@ -97,22 +142,26 @@ def _has_qid(fields: list) -> bool:
     return len(fields) > 1 and fields[1].startswith(b"qid:")
 
 
-def _parse_block(path: str, block: list, base: int, n_features: int | None, with_qid: bool) -> dict:
+def _parse_block(path: str, block: list, base: int, n_features: int | None, max_features: int | None,
+                 max_label: float | None, with_qid: bool) -> dict:
     """Parse a block of data lines; the first bad token raises a DataFormatError."""
     numbers = np.array([number for number, _, _ in block], dtype=np.int64)  # (n_lines,)
     fields = [f for _, f, _ in block]
-    y = _labels(path, numbers, [f[0] for f in fields])
+    y = _labels(path, numbers, [f[0] for f in fields], max_label)
     qids = _block_qids(path, block, with_qid)
     features = [b" ".join(f[1 + with_qid:]) for f in fields]  # (n_lines,) the id:value text of each line
     ids, values, tokens = pairs(path, numbers, features)
-    cols = check_ids(tokens, ids, base, n_features)
+    cols = check_ids(tokens, ids, base, n_features, max_features)
+    widest = int(np.argmax(cols)) if len(cols) else None
     return {
         "y": y,
-        "X": dense_block(tokens, cols, check_values(tokens, values), n_features),
+        "X": compact_block(tokens, cols, check_values(tokens, values)),
         "qid": qids,
         "comments": _comments(path, block),
         "line": numbers,
-        "width": int(cols.max()) + 1 if len(cols) else 0,
+        "n_lines": len(numbers),
+        "width": int(cols[widest]) + 1 if len(cols) else 0,
+        "widest": None if widest is None else (int(numbers[tokens.line[widest]]), int(ids[widest])),
     }
 
 
@@ -130,23 +179,47 @@ def _block_qids(path: str, block: list, with_qid: bool) -> list | None:
     return [fields[1][4:] for _, fields, _ in block] if with_qid else None
 
 
-def _labels(path: str, numbers: np.ndarray, labels: list) -> np.ndarray:
-    """Parse the labels of a block; a non-numeric, NaN or infinite label is an error."""
+def _labels(path: str, numbers: np.ndarray, labels: list, max_label: float | None) -> np.ndarray:
+    """Parse the labels of a block; a non-numeric, NaN or infinite label, or one above ``max_label``, is an error."""
     y = parse_floats(path, numbers, labels, "label")
     bad = np.flatnonzero(~np.isfinite(y))
     if len(bad):
         token = labels[bad[0]].decode()
         raise DataFormatError(path, int(numbers[bad[0]]), f"label '{token}' is not a finite number", token)
+    if max_label is not None:
+        high = np.flatnonzero(y > max_label)
+        if len(high):
+            token = labels[high[0]].decode()
+            raise DataFormatError(
+                path, int(numbers[high[0]]),
+                f"label '{token}' is above max_label={max_label:g}: relevance grades above {MAX_LABEL} overflow "
+                "or swamp the exponential gain 2^l - 1 of NDCG, ERR and LambdaRank; pass max_label=None "
+                "(--max-label none) for regression targets", token)
     return y
 
 
-def _stack(blocks: list, width: int) -> np.ndarray:
-    """The dense blocks one under the other, right-padded with zeros to ``width`` columns."""
-    X = np.zeros((sum(len(b) for b in blocks), width), dtype=np.float32)  # (n_rows, width)
+def _stack(path: str, rows: dict, width: int) -> np.ndarray:
+    """The blocks one under the other in one float32 matrix of ``width`` columns, absent features 0.0.
+
+    The width is the whole file's, known before this one allocation; a matrix too large
+    for memory is a DataFormatError naming the line and id that made it so wide.
+    """
+    n_rows = len(rows["y"])
+    try:
+        X = np.zeros((n_rows, width), dtype=np.float32)  # (n_rows, width)
+    except (MemoryError, ValueError):
+        line, feature_id = max((w for w in rows["widest"] if w is not None), key=lambda w: w[1])
+        raise DataFormatError(path, line, f"feature id {feature_id} makes the data {n_rows} x {width} float32, "
+                                          f"{n_rows * width * 4 / 2**30:.1f} GiB, too large for memory; fix the id "
+                                          "or select fewer features", str(feature_id)) from None
     start = 0
-    for block in blocks:
-        X[start:start + len(block), :block.shape[1]] = block
-        start += len(block)
+    for block, n_lines in zip(rows["X"], rows["n_lines"]):
+        if isinstance(block, np.ndarray):  # dense (n_lines, block width)
+            X[start:start + n_lines, :block.shape[1]] = block
+        else:  # sparse: line within the block, column, value of every token
+            line, cols, values = block
+            X[start + line, cols] = values
+        start += n_lines
     return X
 
 

@@ -132,17 +132,29 @@ def _token_problem(token: bytes) -> str | None:
     return None
 
 
-def check_ids(tokens: Tokens, ids: np.ndarray, base: int, n_features: int | None) -> np.ndarray:
-    """Column of every token (``id - base``); ids must be in range and increase along each line."""
+def check_ids(tokens: Tokens, ids: np.ndarray, base: int, n_features: int | None,
+              max_features: int | None = None) -> np.ndarray:
+    """Column of every token (``id - base``); ids must be in range and increase along each line.
+
+    The range is ``n_features`` when given, else ``max_features`` (None: no limit): an id is
+    refused here, in its block, before any matrix of its width is allocated.
+    """
     cols = ids - base  # (n_tokens,)
     low = np.flatnonzero(cols < 0)
     if len(low):
-        hint = "ids are 1-based (pass zero_based=True for 0-based files)" if base else "ids must be >= 0"
+        hint = ("ids are 1-based (pass zero_based=True, on the command line --zero-based, for 0-based files)"
+                if base else "ids must be >= 0")
         tokens.error(low[0], f"feature id {ids[low[0]]} is below {base}: {hint}")
     if n_features is not None:
         high = np.flatnonzero(cols >= n_features)
         if len(high):
             tokens.error(high[0], f"feature id {ids[high[0]]} is beyond n_features={n_features}")
+    elif max_features is not None:
+        high = np.flatnonzero(cols >= max_features)
+        if len(high):
+            tokens.error(high[0], f"feature id {ids[high[0]]} makes the data wider than max_features="
+                                  f"{max_features} (a dense float32 matrix of 4 bytes per row and feature); "
+                                  "fix the id, or raise max_features (--max-features) if the data are that wide")
     same_line = tokens.line[1:] == tokens.line[:-1]  # (n_tokens - 1,)
     unordered = np.flatnonzero(same_line & (ids[1:] <= ids[:-1])) + 1
     if len(unordered):
@@ -161,13 +173,18 @@ def check_values(tokens: Tokens, values: np.ndarray) -> np.ndarray:
     return values32
 
 
-def dense_block(tokens: Tokens, cols: np.ndarray, values: np.ndarray, n_features: int | None) -> np.ndarray:
-    """The block's rows as a dense float32 matrix, absent features 0.0."""
-    width = n_features if n_features is not None else int(cols.max()) + 1 if len(cols) else 0
-    try:
+def compact_block(tokens: Tokens, cols: np.ndarray, values: np.ndarray):
+    """The block's tokens in the smaller of two forms, until the file's width is known.
+
+    Dense: a float32 matrix (n_lines, largest column + 1), absent features 0.0, when it
+    takes no more bytes than the sparse form; else sparse: ``(line, cols, values)``, the
+    int32 line index within the block, int32 column and float32 value of every token
+    (12 bytes per token; int64 columns beyond int32). So a block never takes much more
+    memory than its text.
+    """
+    width = int(cols.max()) + 1 if len(cols) else 0
+    if len(tokens.numbers) * width * 4 <= len(cols) * 12:
         block = np.zeros((len(tokens.numbers), width), dtype=np.float32)  # (n_lines, width)
-    except (MemoryError, ValueError):
-        tokens.error(int(np.argmax(cols)), "this feature id makes the dense matrix too large for memory; "
-                     "fix the id or pass n_features")
-    block[tokens.line, cols] = values
-    return block
+        block[tokens.line, cols] = values
+        return block
+    return tokens.line.astype(np.int32), cols.astype(np.int32 if width <= 2**31 else np.int64), values

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .conventions import check_exp2_labels
 from .errors import ParameterError
 from .params import check_int, check_real
 
@@ -43,6 +44,8 @@ def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, ga
         raise ParameterError(f"gain must be one of {GAINS}, got {gain!r}")
     if gain != "exp2" and metric != "ndcg":
         raise ParameterError(f"gain applies to metric='ndcg' only, got gain={gain!r} with metric={metric!r}")
+    if gain == "exp2" and metric != "map":
+        check_exp2_labels(y)
     if k is not None:
         check_int("k", k, low=1)
         if metric == "map":

@@ -19,6 +19,18 @@ def check_int(name, value, low=None, high=None):
         raise ParameterError(f"{name} must be <= {high}, got {value!r}")
 
 
+def check_n_threads(name, value):
+    """Raise ParameterError unless ``value`` is None or -1 (all cores) or an integer >= 1.
+
+    scikit-learn's ``n_jobs=-1`` and LightGBM's ``num_threads <= 0`` mean all cores;
+    here only -1 does: 0 and other negatives are refused rather than guessed at.
+    """
+    if value is None or (not isinstance(value, bool) and isinstance(value, numbers.Integral) and value == -1):
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ParameterError(f"{name} must be a number of threads >= 1, or -1 for all cores; got {value!r}")
+
+
 def check_real(name, value, low=None, high=None):
     """Raise ParameterError unless ``value`` is a finite real number in ``[low, high]``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):

@@ -22,12 +22,13 @@ writes the round's gradients into the loop's two arrays.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
 from .data import Dataset, query_rows
 from .engine import REFERENCE, Engine
-from .errors import ParameterError
+from .errors import ParameterError, TwinrankWarning
 from .model import Ensemble
 from .objectives import Loss
 from .params import BoostParams
@@ -100,8 +101,12 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         loss.gradients(scores, queries, g, h)
         masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)
         f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks)
-        if f.n_nodes == 1:
-            break  # no split improves the loss: every further round would add a constant
+        if f.n_nodes == 1:  # no split improves the loss: every further round would add a constant
+            if not trees:
+                alone = "its prior model" if init_model is not None else "its constant starting score"
+                warnings.warn(f"boosting grew no tree: {why_no_split(train, thresholds, g, rows, params.tree)}; "
+                              f"the model is {alone} alone", TwinrankWarning, stacklevel=2)
+            break
         f = dataclasses.replace(f, value=f.value * params.learning_rate)
         trees.append(f)
         scores += engine.predict_tree_binned(f, binned)  # (n_rows,) the loop's own array
@@ -126,6 +131,18 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         params=dict(model_params or {}), history=history,
         best_iteration=None if rule is None else rule.best_n_trees,
     )
+
+
+def why_no_split(train: Dataset, thresholds: list, g: np.ndarray, rows, tree) -> str:
+    """Why the first tree of a fit has no split, in the user's words."""
+    if all(len(t) == 0 for t in thresholds):
+        return "every feature is constant on the training rows, so no split can separate them"
+    if not np.any(np.diff(g if rows is None else g[rows])):
+        return ("every gradient is the same: the labels give the loss nothing to improve (every label equal, "
+                "or, for LambdaRank, no query holding two documents of different labels)")
+    n_rows = train.n_rows if rows is None else len(rows)
+    return (f"no split of the {n_rows} training rows satisfies min_samples_leaf={tree.min_samples_leaf!r} "
+            f"and min_gain_to_split={tree.min_gain_to_split!r}")
 
 
 def _initial_scores(engine, data: Dataset, init_model, init_scores, base_score) -> np.ndarray:

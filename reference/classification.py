@@ -45,7 +45,7 @@ import numpy as np
 
 from ._estimator import BoostedRanker, truncated, with_progress
 from .boosting import run_boosting
-from .data import Dataset
+from .data import Dataset, dense_features
 from .engine import REFERENCE
 from .errors import ParameterError
 from .model import MCRANK as ALGORITHM
@@ -267,7 +267,7 @@ class McRank(BoostedRanker):
         model = self._fitted_model()
         classifiers = [c if n_trees is None else truncated(c, min(n_trees, c.n_trees))
                        for c in model.classifiers]
-        X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
+        X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
             scores = _classifier_scores(classifiers, X, self.engine)
         return probabilities_from_scores(scores)

@@ -27,3 +27,8 @@ GRADIENT_DTYPE = np.float64  # gradients, hessians and every sum of them (see ab
 SCORE_DTYPE = np.float64  # scores F(x)
 NODE_DTYPE = np.int32  # node ids, features and bin thresholds of a Tree
 OFFSET_DTYPE = np.int64  # query offsets, row indices
+
+# The largest label of an exponential gain 2^l - 1 (NDCG, ERR, LambdaRank): XGBoost's bound
+# (LightGBM's default label_gain table stops at 30). 2^1024 overflows float64, and far below
+# that the low grades' gains vanish next to the top one's; 31 keeps them all exact.
+MAX_LABEL = 31

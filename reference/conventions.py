@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .constants import MAX_LABEL
 from .errors import ParameterError
 
 DEFAULT_CONVENTION = "lightgbm"
@@ -180,6 +181,7 @@ def err_grades(labels: np.ndarray, convention: str | Convention = DEFAULT_CONVEN
     top = c.err_max_label if c.err_max_label is not None else (labels.max() if len(labels) else 0.0)
     if len(labels) and labels.max() > top:
         raise ParameterError(f"label {labels.max()} exceeds the convention's err_max_label {top}")
+    check_exp2_labels(labels)
     return (np.exp2(labels) - 1.0) / np.exp2(top)
 
 
@@ -219,11 +221,21 @@ def prepare(y, scores, query_offsets, convention, doc_ids=None) -> Prepared:
         raise ParameterError(f"query_offsets must start at 0, end at n_rows={len(y)} and never decrease")
     if np.isnan(y).any():
         raise ParameterError(f"y[{np.flatnonzero(np.isnan(y))[0]}] is NaN")
+    if c.gain == "exp2":
+        check_exp2_labels(y)
     if np.isnan(scores).any():
         raise ParameterError(f"scores[{np.flatnonzero(np.isnan(scores))[0]}] is NaN; a NaN score cannot be ranked")
     if c.scores_float32:
         scores = scores.astype(np.float32).astype(np.float64)
     return Prepared(y, scores, offsets, c, _tie_keys(c, doc_ids, len(y)))
+
+
+def check_exp2_labels(y: np.ndarray, name: str = "y") -> None:
+    """ParameterError naming the first label above ``MAX_LABEL`` (31): its gain $2^l - 1$ would swamp or overflow."""
+    high = np.flatnonzero(y > MAX_LABEL)  # (n_high,)
+    if len(high):
+        raise ParameterError(f"{name}[{high[0]}] = {y[high[0]]:g} is above {MAX_LABEL}, the largest label of the "
+                             "exponential gain 2^l - 1 (XGBoost's bound; 2^1024 overflows float64)")
 
 
 def _tie_keys(c: Convention, doc_ids, n_rows: int) -> np.ndarray | None:

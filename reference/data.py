@@ -57,7 +57,7 @@ class Dataset:
     n_features_in_file: int | None = None
 
     def __post_init__(self):
-        self.X = np.ascontiguousarray(self.X, dtype=np.float32)
+        self.X = dense_features(self.X)
         self.y = np.ascontiguousarray(self.y, dtype=np.float64)
         self.query_offsets = np.ascontiguousarray(self.query_offsets, dtype=np.int64)
         _check_arrays(self)
@@ -127,6 +127,29 @@ class Dataset:
             comments=None if self.comments is None else self.comments[rows],
             has_queries=self.has_queries, n_features_in_file=self.n_features_in_file,
         )
+
+
+def dense_features(X, block_rows: int = 4096) -> np.ndarray:
+    """``X`` as the C-contiguous float32 matrix both twins train on; a ``scipy.sparse`` matrix too.
+
+    A sparse matrix (anything with ``tocsr`` and ``nnz``: scipy is not imported) is
+    densified ``block_rows`` rows at a time, so the peak is the dense float32 matrix plus
+    one block: absent entries are 0.0 (the LETOR convention), stored NaN stays missing.
+    twinrank's trees work on dense binned features; for genuinely wide sparse data, select
+    features first. A matrix too large for memory is a ParameterError giving its size.
+    """
+    if not (hasattr(X, "tocsr") and hasattr(X, "nnz")):
+        return np.ascontiguousarray(X, dtype=np.float32)
+    X = X.tocsr()
+    n_rows, n_features = X.shape
+    try:
+        dense = np.empty((n_rows, n_features), dtype=np.float32)  # (n_rows, n_features)
+    except (MemoryError, ValueError):
+        raise ParameterError(f"a sparse X of shape {X.shape} takes {n_rows * n_features * 4 / 2**30:.1f} GiB as "
+                             "the dense float32 matrix twinrank trains on; select fewer features") from None
+    for start in range(0, n_rows, block_rows):
+        dense[start:start + block_rows] = X[start:start + block_rows].toarray()
+    return dense
 
 
 def _plain(value):

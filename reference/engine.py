@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import binning, metrics, objectives, predict, tree
+from ._param_checks import check_n_threads
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ class Engine:
 
 
 def no_threads(n_threads):
-    """The reference runs on the calling thread: ``n_threads`` is ignored."""
+    """The reference runs on the calling thread: ``n_threads`` is checked as the fast twin checks it, then ignored."""
+    check_n_threads("n_threads", n_threads)
     return contextlib.nullcontext()
 
 

@@ -32,3 +32,7 @@ class DataFormatError(TwinrankError, ValueError):
 
 class ModelFormatError(TwinrankError, ValueError):
     """A model file cannot be read: wrong format name, wrong version, missing field."""
+
+
+class TwinrankWarning(UserWarning):
+    """Something the user should know of that is not an error: e.g. a fit that grew no tree, and why."""

@@ -10,7 +10,10 @@ How :func:`read_letor` reads it (each rule a decision; nothing is silently
 dropped or reordered, anything else is a :class:`DataFormatError` naming the
 file, the 1-based line and the token):
 
-* Lines are separated by ``\n``; a trailing ``\r`` (Windows) is whitespace.
+* Lines are separated by ``\n``; a trailing ``\r`` (Windows) is whitespace. A file
+  whose first 64 KiB hold a ``\r`` and no ``\n`` (classic Mac OS) has its lines
+  separated by ``\r``. A UTF-8 byte order mark at the start is skipped; a UTF-16 or UTF-32 file
+  (its byte order mark) is an error.
   Blank lines and lines holding only a ``#`` comment are skipped; every other
   line is one row, in file order. A file with no row is an error.
 * The comment of a row is the text after its first ``#``, stripped.
@@ -21,9 +24,16 @@ file, the 1-based line and the token):
   and 7 and leaves the others at zero.
 * A value ``NULL`` (LETOR 4.0's marker) or ``nan`` is a missing value, NaN. An
   infinite value (``inf``, ``1e999``, or beyond float32's range) is an error; so
-  is a NaN or infinite label. Values are parsed as float64, then rounded to float32.
+  is a NaN or infinite label, and a label above ``max_label`` (31 unless told: the
+  exponential gain $2^l - 1$ of NDCG, ERR and LambdaRank is exact up to there, as
+  XGBoost requires; ``None`` for regression targets). Values are parsed as float64,
+  then rounded to float32.
 * The width is ``n_features`` when given (an id beyond it is an error), else the
-  largest id seen, so pass the training width when reading validation and test files.
+  largest id of the whole file, so pass the training width when reading validation and
+  test files. Without ``n_features``, an id beyond ``max_features`` (65,536 unless told)
+  is an error naming its line; it is checked block by block as the file is read, and
+  blocks are held sparse or dense, whichever is smaller, until the whole file's width
+  is known and the one matrix is allocated.
 * Query boundaries come from the ``qid:`` column (rows of a query must be
   contiguous; query ids are compared as strings), from a group file, or from
   both, which must then agree. Either every row has a ``qid:`` or none has.
@@ -64,7 +74,7 @@ import numpy as np
 
 from ._atomic import atomic_output
 from ._letor_reader import BLOCK_LINES as _BLOCK_LINES
-from ._letor_reader import read_arrays
+from ._letor_reader import MAX_FEATURES, MAX_LABEL, read_arrays
 from ._letor_tokens import open_bytes, parse_floats
 from .data import Dataset
 from .errors import DataFormatError, ParameterError
@@ -73,8 +83,8 @@ from .errors import DataFormatError, ParameterError
 # ----------------------------------------------------------------------------- reading
 
 
-def read_letor(path, *, n_features: int | None = None, query_file=None,
-               zero_based: bool = False) -> Dataset:
+def read_letor(path, *, n_features: int | None = None, query_file=None, zero_based: bool = False,
+               max_features: int | None = MAX_FEATURES, max_label: float | None = MAX_LABEL) -> Dataset:
     """Read a LETOR / SVMlight file into a :class:`Dataset` (rules in the module docstring).
 
     Parameters
@@ -87,6 +97,14 @@ def read_letor(path, *, n_features: int | None = None, query_file=None,
         A group file of query sizes; None looks for one next to ``path``.
     zero_based : bool
         Feature ids start at 0 instead of 1.
+    max_features : int or None
+        Without ``n_features``, the widest data accepted (default 65,536; None: no limit):
+        an id beyond it is an error naming its line, raised while the file is read, before
+        any matrix of that width exists. ``X`` takes 4 bytes per row and feature.
+    max_label : float or None
+        The largest label accepted (default 31, XGBoost's bound for the exponential gain
+        $2^l - 1$; LightGBM's default gain table stops at 30); a label above it is an
+        error naming its line. None accepts any finite label (regression targets).
 
     Returns
     -------
@@ -96,7 +114,8 @@ def read_letor(path, *, n_features: int | None = None, query_file=None,
         ``has_queries`` (False without ``qid:`` and group file); ``n_features_in_file``,
         the largest feature id of the file (``X`` is wider when ``n_features`` is).
     """
-    return Dataset(*read_arrays(path, n_features=n_features, query_file=query_file, zero_based=zero_based))
+    return Dataset(*read_arrays(path, n_features=n_features, query_file=query_file, zero_based=zero_based,
+                                max_features=max_features, max_label=max_label))
 
 
 # ----------------------------------------------------------------------------- writing
@@ -105,7 +124,7 @@ def read_letor(path, *, n_features: int | None = None, query_file=None,
 def write_letor(dataset: Dataset, path, *, sparse: bool = False) -> None:
     """Write ``dataset`` as ``label qid:Q 1:v 2:v ... #comment``, atomically; gzip if ``path`` ends in ``.gz``.
 
-    ``read_letor(path, n_features=dataset.n_features)`` gives back the same data
+    ``read_letor(path, n_features=dataset.n_features, max_label=None)`` gives back the same data
     set, bit for bit: features are written as the shortest decimal that reads
     back to the same float32, NaN as ``NULL``, labels as integers when they are
     whole numbers and as the shortest round-trip decimal otherwise. A data set

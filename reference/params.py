@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 
 from ._algorithm_params import (TARGETS, WEIGHTINGS, AveragingParams, ForestParams, LambdaRankParams,
                                 McRankParams, parse_target)
-from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_real
+from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_n_threads, check_real
 from ._tree_params import MISSING_SPLITS, BoostParams, TreeParams
 from .errors import ParameterError
 
@@ -43,7 +43,9 @@ class FitParams:
     init_model : None, str, path, Ensemble or fitted estimator
         A prior model the boosting starts from (LambdaSMART, IGBRT's forest).
     n_threads : int or None
-        Threads of the fast twin (None: all cores); the reference ignores it.
+        Threads of the fast twin: a positive count (capped at the cores numba was started
+        with), or None or -1 for all cores; 0 and other negatives are refused. The reference
+        ignores it.
     verbose : int
         Print one line per ``verbose`` rounds to stderr (0: silent).
     """
@@ -57,8 +59,7 @@ class FitParams:
         if self.missing not in MISSING_STRATEGIES:
             raise ParameterError(f"missing must be one of {', '.join(MISSING_STRATEGIES)}; "
                                  f"got {self.missing!r}")
-        if self.n_threads is not None:
-            check_int("n_threads", self.n_threads, low=1)
+        check_n_threads("n_threads", self.n_threads)
         check_int("verbose", self.verbose, low=0)
         if isinstance(self.init_model, (bool, numbers.Number)):
             raise ParameterError(f"init_model must be a model, a fitted estimator or a model file, "
