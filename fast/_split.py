@@ -48,7 +48,7 @@ def _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_
 def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2,
                  three_way, floor):
     """The first candidate ``(gain, bin, side)`` of one feature whose gain is ``>= floor``, else its
-    first best; ``floor=None``: the first best (compiled apart: no test in the loop). O(n_bins).
+    first best; ``floor=np.inf``: the first best. O(n_bins).
 
     With ``three_way`` and missing rows that can make a child (``min_rows``,
     ``min_hessian``): the three-way candidates of bins ``0 .. n_bins - 2`` (side 2).
@@ -72,17 +72,15 @@ def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_he
                          min_hessian, l2)
             if gain > best:
                 best, best_bin, best_side = gain, b, 0
-                if floor is not None:  # compiled out of the first pass (floor=None)
-                    if best >= floor:
-                        break
+                if best >= floor:
+                    break
         if not last and c_miss > 0:
             gain = _gain(g_left + g_miss, h_left + h_miss, c_left + c_miss, g, h, c, parent_score,
                          penalty, min_rows, min_hessian, l2)
             if gain > best:
                 best, best_bin, best_side = gain, b, 1
-                if floor is not None:  # compiled out of the first pass (floor=None)
-                    if best >= floor:
-                        break
+                if best >= floor:
+                    break
     return best, best_bin, best_side
 
 
@@ -106,9 +104,8 @@ def _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min
                 - parent_score - penalty)
         if gain > best:
             best, best_bin = gain, b
-            if floor is not None:
-                if best >= floor:
-                    break
+            if best >= floor:
+                break
     return best, best_bin, 2
 
 
@@ -166,7 +163,7 @@ def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_
     if allowed[f]:
         gains[f], bins[f], sides[f] = scan_feature(hist[f], n_bins[f], g, h, c, parent_score,
                                                    penalty[f], min_rows, min_hessian, l2, three_way,
-                                                   None)
+                                                   np.inf)
 
 
 @njit(cache=True)

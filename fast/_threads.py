@@ -1,7 +1,18 @@
-"""Running numba kernels on a chosen number of threads."""
+"""Running numba kernels on a chosen number of threads, and splitting a kernel's work over them.
+
+Two ways to run in parallel. A kernel called many times from compiled code (the
+tree grower's histograms, partitions and split scans) uses ``prange``. A kernel
+called once per round or per evaluation from Python (metrics, LambdaRank
+gradients) is instead a serial, ``nogil`` kernel over a range of work items, and
+:func:`over_chunks` runs contiguous chunks of that range on Python threads: the
+same parallelism, but ``parallel=True`` costs seconds of compilation per kernel
+(measured in ``benchmarks/cold_start.py``) and a plain loop a fraction of that.
+"""
 from __future__ import annotations
 
 import contextlib
+import functools
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
@@ -18,3 +29,23 @@ def threads(n_threads):
         yield
     finally:
         numba.set_num_threads(old)
+
+
+def over_chunks(kernel, n_items: int, *args, parallel: bool = True) -> None:
+    """``kernel(first, last, *args)`` over ``[0, n_items)``: one call, or (``parallel``) one call per
+    contiguous chunk on ``numba.get_num_threads()`` Python threads (``kernel`` must be ``nogil``).
+
+    Chunks write disjoint outputs, so the result never depends on the thread count.
+    """
+    n_chunks = min(numba.get_num_threads(), n_items) if parallel else 1
+    if n_chunks <= 1:
+        kernel(0, n_items, *args)
+        return
+    bounds = [n_items * i // n_chunks for i in range(n_chunks + 1)]
+    list(_pool().map(lambda i: kernel(bounds[i], bounds[i + 1], *args), range(n_chunks)))
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """The process's worker threads for :func:`over_chunks`, made on first use."""
+    return ThreadPoolExecutor(numba.config.NUMBA_NUM_THREADS, thread_name_prefix="twinrank")

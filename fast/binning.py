@@ -52,14 +52,14 @@ def _column_thresholds(present, max_bins, out):
     if n == 0:
         return 0
     if _n_distinct_at_most(present, max_bins + 1) <= max_bins:
-        k, previous = 0, np.float64(present[0])
+        k, previous = np.int64(0), np.float64(present[0])
         for i in range(1, n):
             value = np.float64(present[i])
             if value != previous:
                 k = _append_new(out, k, 0.5 * previous + 0.5 * value)
                 previous = value
         return k
-    k = 0
+    k = np.int64(0)
     for j in range(1, max_bins):
         p = (n - 1) * j
         lo, hi = p // max_bins, -(-p // max_bins)
