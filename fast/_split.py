@@ -1,10 +1,10 @@
 r"""Split-finding kernels of the fast tree grower.
 
-One thread scans each allowed feature's histogram left to right (a running sum
-over value bins, O(n_bins)), keeping its best gain; then, on the calling thread,
-the tie rule of `twinrank.reference.tree` (its **Ties**)::
+The calling thread scans each allowed feature's histogram left to right (a running
+sum over value bins, O(n_bins)), keeping its best gain; then applies the tie rule
+of `twinrank.reference.tree` (its **Ties**)::
 
-    scan features    prange       gains[f] = best gain of feature f            O(d * n_bins)
+    scan features    serial       gains[f] = best gain of feature f            O(d * n_bins)
     G* = max gains   serial       exact: a max does not depend on the order    O(d)
     floor            G* - rtol * (|G*| + parent score)  (reference.tree.tie_floor)
     f = first feature with gains[f] >= floor                                    O(d)
@@ -15,18 +15,19 @@ side), whatever the thread count; the twins' gains may differ in the last bits,
 far less than the tolerance. Side 0: missing rows right, 1: missing rows left,
 2: missing rows in a third child (``missing_split="separate"``).
 
+The scan is serial: O(d * 256) per node is microseconds, less than waking the
+thread pool, while a ``prange`` here cost about a second of compilation
+(``benchmarks/cold_start.py``); the histograms, O(n_node * d), are where threads pay.
+
 Gains follow Chen & Guestrin 2016, Eq. 7 (without 1/2), minus the cost penalty;
 the arithmetic is written in the reference's order and never uses fastmath.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from twinrank.reference.binning import MISSING_BIN
-
-PARALLEL_FEATURES = 32  # fewer features are scanned on the calling thread
-
 
 @njit(cache=True)
 def score(g, h, l2):
@@ -115,8 +116,8 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     """The feature of the node's best split, -1 if no valid candidate's gain beats ``min_gain``
     (its gain, bin, side: in the buffers at that feature).
 
-    Scans in parallel over features from ``PARALLEL_FEATURES`` features on, then
-    applies the tie rule (module docstring) on the calling thread.
+    Scans the features one after the other on the calling thread, then applies the
+    tie rule (module docstring).
 
     # IN  hist (d, 256, 3); n_bins (d,); allowed (d,) bool; penalty (d,); three_way: separate
     #     mode's three-way candidates where a feature's missing rows can make a child;
@@ -125,13 +126,9 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     """
     parent_score = score(g, h, l2)
     n_features = len(allowed)
-    if n_features < PARALLEL_FEATURES:
-        for f in range(n_features):
-            _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                          min_hessian, l2, three_way, gains, bins, sides)
-    else:
-        _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                       min_hessian, l2, three_way, gains, bins, sides)
+    for f in range(n_features):
+        _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
+                      min_hessian, l2, three_way, gains, bins, sides)
     best = -np.inf
     for f in range(n_features):
         best = max(best, gains[f])
@@ -146,14 +143,6 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
                 three_way, floor)
             return f
     return -1
-
-
-@njit(parallel=True, cache=True)
-def _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
-                   l2, three_way, gains, bins, sides):
-    for f in prange(len(allowed)):
-        _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                      min_hessian, l2, three_way, gains, bins, sides)
 
 
 @njit(cache=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from twinrank.reference import objectives as _reference
 from twinrank.reference._objective_checks import (
@@ -120,16 +120,24 @@ class LambdaRank(_reference.LambdaRank):
                          self.kernel_options, g, h, self.ranking)
 
 
-@njit(parallel=True, cache=True)
 def _squared_error_kernel(y, scores, g, h):
-    for i in prange(len(y)):
+    over_chunks(_squared_error_rows, len(y), y, scores, g, h)
+
+
+def _logistic_kernel(y, scores, g, h):
+    over_chunks(_logistic_rows, len(y), y, scores, g, h)
+
+
+@njit(cache=True, nogil=True)
+def _squared_error_rows(first, last, y, scores, g, h):
+    for i in range(first, last):
         g[i] = scores[i] - y[i]
         h[i] = 1.0
 
 
-@njit(parallel=True, cache=True)
-def _logistic_kernel(y, scores, g, h):
-    for i in prange(len(y)):
+@njit(cache=True, nogil=True)
+def _logistic_rows(first, last, y, scores, g, h):
+    for i in range(first, last):
         e = math.exp(-abs(scores[i]))
         big, small = 1.0 / (1.0 + e), e / (1.0 + e)
         p, one_minus_p = (big, small) if scores[i] >= 0 else (small, big)
