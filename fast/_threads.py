@@ -16,19 +16,25 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
+from ._compile_notice import session
+
 
 @contextlib.contextmanager
 def threads(n_threads):
-    """Run the block with ``n_threads`` numba threads (None: all), then restore the old count."""
-    if n_threads is None:
-        yield
-        return
-    old = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
+    """Run the block with ``n_threads`` numba threads (None: all), then restore the old count.
+
+    The block is one compile-notice session (``_compile_notice``): a fit or a prediction
+    that compiles kernels says so on one line."""
+    with session():
+        if n_threads is None:
+            yield
+            return
+        old = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS)))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(old)
 
 
 def over_chunks(kernel, n_items: int, *args, parallel: bool = True) -> None:

@@ -27,6 +27,7 @@ from twinrank.reference.metric_names import Metric, _evaluate, _metric_from, par
 from . import _binary_kernels as binary
 from . import _graded_kernels as graded
 from ._ranking import rank_queries
+from ._compile_notice import session
 from ._threads import over_chunks
 
 PARALLEL_MIN_ROWS = 20_000  # below this many rows the kernels loop over queries on one thread
@@ -197,6 +198,7 @@ def metric_by_name(name: str) -> Metric:
     return _metric_from(_FUNCTIONS, name)
 
 
+@session()  # the kernels it compiles on a first run share one line of the compile notice
 def evaluate(metrics, y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None,
              per_query=False) -> dict:
     """Numba-parallel twin of `twinrank.reference.metrics.evaluate`."""
