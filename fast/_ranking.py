@@ -130,7 +130,7 @@ def rank_queries(first, last, scores, tie_keys, use_keys, query_offsets, max_siz
     """Row ids of queries ``first .. last - 1`` by descending score; ties by descending
     ``tie_keys`` or input order. One thread's share (``_threads.over_chunks``).
 
-    # IN  scores (n_rows,) float64; tie_keys (n_rows,) int64, read only if use_keys;
+    # IN  scores (n_rows,) float64; tie_keys (n_rows,) float64 (integers), read only if use_keys;
     #     max_size: the largest query's size
     # OUT order (n_rows,) int64 global row ids, the rows of these queries
     """

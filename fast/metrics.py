@@ -44,13 +44,14 @@ def _ranked(y, scores, query_offsets, convention, doc_ids):
     """Checked inputs and the ranked row ids of every query."""
     p = prepare(y, scores, query_offsets, convention, doc_ids)
     use_keys = p.tie_keys is not None
-    keys = np.ascontiguousarray(p.tie_keys, dtype=np.int64) if use_keys else np.empty(0, np.int64)
+    # tie keys (ranks of doc ids, < 2**53) as float64, exactly: argsort compiled for one dtype
+    keys = _floats(p.tie_keys) if use_keys else np.empty(0)
     return p, _rank(_floats(p.scores), keys, use_keys, p.query_offsets)
 
 
 def _ideal(gains, p):
     """Row ids of every query by descending gain (the ideal ranking)."""
-    return _rank(gains, np.empty(0, np.int64), False, p.query_offsets)
+    return _rank(gains, np.empty(0), False, p.query_offsets)
 
 
 def _rank(values, keys, use_keys, query_offsets):
