@@ -7,7 +7,7 @@ knows exactly when a first run pays. The first compilation of a process opens
 one line; each group of kernels (``tree``, ``lambdarank``, ``metrics``, ...) is
 added when it is compiled, with its time::
 
-    twinrank: compiling numba kernels, first run only (~15 s; cache: ~/.cache/twinrank/numba): binning 0.6 s, tree 8.1 s, lambdarank 3.9 s, metrics 1.2 s
+    twinrank: compiling numba kernels, first run only (~30 s; cache: ~/.cache/twinrank/numba): binning 0.6 s, tree 8.1 s, lambdarank 3.9 s, metrics 1.2 s
 
 A line ends when the fit or prediction that compiled ends (:func:`session`), when
 twinrank's own progress display writes, or, for a kernel called outside a fit, when
@@ -27,7 +27,7 @@ from numba.core.event import Listener, register
 
 from . import _numba_cache
 
-COLD_SECONDS = 15  # a cold `twinrank demo` compiles for about this long on 2 cores (benchmarks/cold_start.py)
+COLD_SECONDS = 30  # a cold `twinrank demo` compiles for about this long (CPU) on 2 cores (benchmarks/cold_start.py)
 GROUPS = {"binning": "binning", "_grower": "tree", "_histogram": "tree", "_partition": "tree",
           "_split": "tree", "_lambdarank": "lambdarank", "objectives": "objectives",
           "_ranking": "metrics", "_graded_kernels": "metrics", "_binary_kernels": "metrics",
