@@ -7,9 +7,10 @@ knows exactly when a first run pays. The first compilation of a process opens
 one line; each group of kernels (``tree``, ``lambdarank``, ``metrics``, ...) is
 added when it is compiled, with its time::
 
-    twinrank: compiling numba kernels, first run only (~30 s; cache: ~/.cache/twinrank/numba): binning 0.6 s, tree 8.1 s, lambdarank 3.9 s, metrics 1.2 s
+    twinrank: compiling numba kernels, first run only (~30 s; cache: ~/.cache/twinrank/numba): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, tree 27.9 s, predict 5.0 s
 
-A line ends when the fit or prediction that compiled ends (:func:`session`), when
+A line ends when the fit, prediction or ``metrics.evaluate`` that compiled ends
+(:func:`session`), when
 twinrank's own progress display writes, or, for a kernel called outside a fit, when
 that kernel is compiled. A later compilation (say, the first ``predict`` after a
 fit) opens a shorter line. The Python API prints the same, on ``sys.stderr``;
