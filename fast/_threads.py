@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
 from ._compile_notice import session
+
+CHUNKS_PER_THREAD = 4
 
 
 @contextlib.contextmanager
@@ -39,16 +42,32 @@ def threads(n_threads):
 
 def over_chunks(kernel, n_items: int, *args, parallel: bool = True) -> None:
     """``kernel(first, last, *args)`` over ``[0, n_items)``: one call, or (``parallel``) one call per
-    contiguous chunk on ``numba.get_num_threads()`` Python threads (``kernel`` must be ``nogil``).
+    contiguous chunk, the chunks taken in turn by the calling thread and
+    ``numba.get_num_threads() - 1`` pool threads (``kernel`` must be ``nogil``).
 
-    Chunks write disjoint outputs, so the result never depends on the thread count.
+    ``CHUNKS_PER_THREAD`` chunks a thread even out uneven work (queries of unequal
+    size). Chunks write disjoint outputs, so the result never depends on the threads.
     """
-    n_chunks = min(numba.get_num_threads(), n_items) if parallel else 1
-    if n_chunks <= 1:
+    n_threads = numba.get_num_threads() if parallel else 1
+    n_chunks = min(n_threads * CHUNKS_PER_THREAD, n_items)
+    if n_threads <= 1 or n_chunks <= 1:
         kernel(0, n_items, *args)
         return
     bounds = [n_items * i // n_chunks for i in range(n_chunks + 1)]
-    list(_pool().map(lambda i: kernel(bounds[i], bounds[i + 1], *args), range(n_chunks)))
+    chunks, lock = iter(range(n_chunks)), threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                i = next(chunks, None)
+            if i is None:
+                return
+            kernel(bounds[i], bounds[i + 1], *args)
+
+    helpers = [_pool().submit(work) for _ in range(n_threads - 1)]
+    work()
+    for helper in helpers:
+        helper.result()
 
 
 @functools.cache
