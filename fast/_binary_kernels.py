@@ -7,7 +7,6 @@ order, and a ``nogil`` driver loops over a range of queries (one range per threa
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from ._ranking import top_k

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 from ._ranking import top_k
