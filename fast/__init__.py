@@ -11,6 +11,10 @@ parallel regions of tree growing and, on a busy machine, starve the thread that
 drives them (measured: 100 LambdaMART trees on MQ2008 took 12.5 s instead of 1.1 s
 on 2 threads of a loaded 2-core machine).
 
+Importing it also chooses where numba caches the compiled kernels
+(:mod:`._numba_cache`: beside the sources, or a per-user directory when they are
+read-only; ``CACHE_DIR`` names it).
+
 The everyday names are importable from the package itself, as in
 ``from twinrank.fast import LambdaMART, load_mq2008, evaluate`` (the same names as
 ``twinrank.reference``). They are loaded on first use (PEP 562 ``__getattr__``), so
@@ -23,7 +27,10 @@ from typing import TYPE_CHECKING
 
 from twinrank.reference import __version__
 
+from . import _numba_cache
+
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+CACHE_DIR = _numba_cache.choose()  # before any kernel module imports numba (``_numba_cache``)
 
 if TYPE_CHECKING:
     from .classification import McRank

@@ -3,12 +3,11 @@
 They only ask whether each ranked document is relevant (``relevant``, a bool per row in
 input order, from the convention). Same pattern and shared arguments as
 ``_graded_kernels``: a scalar per-query helper walks ``order[lo:hi]`` once in rank
-order, and a driver loops over queries, as a ``prange`` when ``parallel`` is true.
+order, and a ``nogil`` driver loops over a range of queries (one range per thread).
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._ranking import top_k
 
@@ -83,66 +82,35 @@ def _pauc_query(relevant, order, lo, hi, p, no_relevant_value):
 # ----------------------------------------------------------------------------- drivers
 
 
-@njit(parallel=True, cache=True)
-def average_precision_kernel(relevant, order, query_offsets, k, min_k_normalizer, no_relevant_value, parallel):
+@njit(cache=True, nogil=True)
+def average_precision_kernel(first, last, relevant, order, query_offsets, k, min_k_normalizer,
+                             no_relevant_value, out):
     """# IN relevant (n_rows,) bool, input order."""
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _average_precision_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
-                                              min_k_normalizer, no_relevant_value)
-    else:
-        for q in range(len(out)):
-            out[q] = _average_precision_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
-                                              min_k_normalizer, no_relevant_value)
-    return out
+    for q in range(first, last):
+        out[q] = _average_precision_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
+                                          min_k_normalizer, no_relevant_value)
 
 
-@njit(parallel=True, cache=True)
-def precision_kernel(relevant, order, query_offsets, k, divide_by_n, parallel):
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _precision_query(relevant, order, query_offsets[q], query_offsets[q + 1], k, divide_by_n)
-    else:
-        for q in range(len(out)):
-            out[q] = _precision_query(relevant, order, query_offsets[q], query_offsets[q + 1], k, divide_by_n)
-    return out
+@njit(cache=True, nogil=True)
+def precision_kernel(first, last, relevant, order, query_offsets, k, divide_by_n, out):
+    for q in range(first, last):
+        out[q] = _precision_query(relevant, order, query_offsets[q], query_offsets[q + 1], k, divide_by_n)
 
 
-@njit(parallel=True, cache=True)
-def reciprocal_rank_kernel(relevant, order, query_offsets, k, no_relevant_value, parallel):
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _reciprocal_rank_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
-                                            no_relevant_value)
-    else:
-        for q in range(len(out)):
-            out[q] = _reciprocal_rank_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
-                                            no_relevant_value)
-    return out
+@njit(cache=True, nogil=True)
+def reciprocal_rank_kernel(first, last, relevant, order, query_offsets, k, no_relevant_value, out):
+    for q in range(first, last):
+        out[q] = _reciprocal_rank_query(relevant, order, query_offsets[q], query_offsets[q + 1], k,
+                                        no_relevant_value)
 
 
-@njit(parallel=True, cache=True)
-def auc_kernel(relevant, order, query_offsets, no_relevant_value, parallel):
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _auc_query(relevant, order, query_offsets[q], query_offsets[q + 1], no_relevant_value)
-    else:
-        for q in range(len(out)):
-            out[q] = _auc_query(relevant, order, query_offsets[q], query_offsets[q + 1], no_relevant_value)
-    return out
+@njit(cache=True, nogil=True)
+def auc_kernel(first, last, relevant, order, query_offsets, no_relevant_value, out):
+    for q in range(first, last):
+        out[q] = _auc_query(relevant, order, query_offsets[q], query_offsets[q + 1], no_relevant_value)
 
 
-@njit(parallel=True, cache=True)
-def pauc_kernel(relevant, order, query_offsets, p, no_relevant_value, parallel):
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _pauc_query(relevant, order, query_offsets[q], query_offsets[q + 1], p, no_relevant_value)
-    else:
-        for q in range(len(out)):
-            out[q] = _pauc_query(relevant, order, query_offsets[q], query_offsets[q + 1], p, no_relevant_value)
-    return out
+@njit(cache=True, nogil=True)
+def pauc_kernel(first, last, relevant, order, query_offsets, p, no_relevant_value, out):
+    for q in range(first, last):
+        out[q] = _pauc_query(relevant, order, query_offsets[q], query_offsets[q + 1], p, no_relevant_value)

@@ -5,30 +5,32 @@ rank (DCG, NDCG, MeanNDCG) or ERR's stopping probability. The binary metrics (AP
 RR, AUC, pAUC), which only ask whether a document is relevant, are in
 ``_binary_kernels``; both follow one pattern.
 
-``_ranking.ranked_rows`` sorts the rows of every query into ranked order (stable merge
+``_ranking.rank_queries`` sorts the rows of every query into ranked order (stable merge
 sort, descending score; with tie keys, a first stable pass by descending key). Every
 metric kernel is then a loop over queries around a scalar per-query helper that walks
 ``order[lo:hi]`` once, adding in rank order as the reference does, so no result depends
 on the thread count. No fastmath: the sums are short and must match the reference.
 
-Each driver runs its loop as a ``prange`` when ``parallel`` is true and as a plain loop
-otherwise: launching a parallel region costs more than evaluating a small validation
-set (the caller decides, see ``twinrank.fast.metrics.PARALLEL_MIN_ROWS``). The two loops
-call the same helper, so they give the same numbers.
+Each driver is a serial, ``nogil`` loop over a range of queries, writing ``out[first:last]``;
+``twinrank.fast.metrics`` runs one range per thread (``_threads.over_chunks``) from
+``PARALLEL_MIN_ROWS`` rows on, else one range on the calling thread: starting threads
+costs more than evaluating a small validation set. No ``prange``: it would cost seconds
+of compilation per driver for a loop this cheap. Every range calls the same helper,
+so the numbers never depend on the thread count.
 
 Shared arguments (of both kernel modules):
 
-    # IN  order (n_rows,) int64: row ids in ranked order, query by query (ranked_rows)
+    # IN  order (n_rows,) int64: row ids in ranked order, query by query (rank_queries)
     #     query_offsets (n_queries + 1,) int64
     #     k: cutoff, an int >= 1, or -1 for the whole list
-    # OUT (n_queries,) float64, one value per query
+    #     first, last: the range of queries to fill
+    # OUT out (n_queries,) float64, one value per query
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._ranking import top_k
 
@@ -86,86 +88,50 @@ def _rmse_query(y, scores, lo, hi):
 
 
 # ----------------------------------------------------------------------------- drivers
+# Each fills out[first:last], the queries of one thread's share (``_threads.over_chunks``).
 
 
-@njit(parallel=True, cache=True)
-def dcg_kernel(gains, order, query_offsets, discounts, k, parallel):
+@njit(cache=True, nogil=True)
+def dcg_kernel(first, last, gains, order, query_offsets, discounts, k, out):
     """# IN gains (n_rows,) input order; discounts (max_size,) by 0-based rank."""
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            lo, hi = query_offsets[q], query_offsets[q + 1]
-            out[q] = _dcg(gains, order[lo:hi], discounts, top_k(k, hi - lo))
-    else:
-        for q in range(len(out)):
-            lo, hi = query_offsets[q], query_offsets[q + 1]
-            out[q] = _dcg(gains, order[lo:hi], discounts, top_k(k, hi - lo))
-    return out
+    for q in range(first, last):
+        lo, hi = query_offsets[q], query_offsets[q + 1]
+        out[q] = _dcg(gains, order[lo:hi], discounts, top_k(k, hi - lo))
 
 
-@njit(parallel=True, cache=True)
-def ndcg_kernel(gains, order, ideal, query_offsets, discounts, k, zero_beyond_n, no_relevant_value, parallel):
-    """# IN ideal (n_rows,) row ids by descending gain (ranked_rows of the gains)."""
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts, k,
-                                 zero_beyond_n, no_relevant_value)
-    else:
-        for q in range(len(out)):
-            out[q] = _ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts, k,
-                                 zero_beyond_n, no_relevant_value)
-    return out
+@njit(cache=True, nogil=True)
+def ndcg_kernel(first, last, gains, order, ideal, query_offsets, discounts, k, zero_beyond_n,
+                no_relevant_value, out):
+    """# IN ideal (n_rows,) row ids by descending gain (rank_queries of the gains)."""
+    for q in range(first, last):
+        out[q] = _ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts, k,
+                             zero_beyond_n, no_relevant_value)
 
 
-@njit(parallel=True, cache=True)
-def mean_ndcg_kernel(gains, order, ideal, query_offsets, discounts, no_relevant_value, parallel):
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _mean_ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts,
-                                      no_relevant_value)
-    else:
-        for q in range(len(out)):
-            out[q] = _mean_ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts,
-                                      no_relevant_value)
-    return out
+@njit(cache=True, nogil=True)
+def mean_ndcg_kernel(first, last, gains, order, ideal, query_offsets, discounts, no_relevant_value,
+                     out):
+    for q in range(first, last):
+        out[q] = _mean_ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts,
+                                  no_relevant_value)
 
 
-@njit(parallel=True, cache=True)
-def err_kernel(grades, order, query_offsets, k, parallel):
+@njit(cache=True, nogil=True)
+def err_kernel(first, last, grades, order, query_offsets, k, out):
     """# IN grades (n_rows,) ERR's stopping probabilities R, input order."""
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _err_query(grades, order, query_offsets[q], query_offsets[q + 1], k)
-    else:
-        for q in range(len(out)):
-            out[q] = _err_query(grades, order, query_offsets[q], query_offsets[q + 1], k)
-    return out
+    for q in range(first, last):
+        out[q] = _err_query(grades, order, query_offsets[q], query_offsets[q + 1], k)
 
 
-@njit(parallel=True, cache=True)
-def squared_errors(y, scores, parallel):
-    """# OUT (n_rows,) (scores - y)^2."""
-    out = np.empty(len(y))
-    if parallel:
-        for i in prange(len(y)):
-            out[i] = (scores[i] - y[i]) ** 2
-    else:
-        for i in range(len(y)):
-            out[i] = (scores[i] - y[i]) ** 2
-    return out
+@njit(cache=True, nogil=True)
+def squared_errors(first, last, y, scores, out):
+    """# OUT out[first:last] = (scores - y)^2 over rows (not queries)."""
+    for i in range(first, last):
+        out[i] = (scores[i] - y[i]) ** 2
 
 
-@njit(parallel=True, cache=True)
-def rmse_per_query_kernel(y, scores, query_offsets, parallel):
-    """# OUT (n_queries,) root mean squared error of each query, 0 for an empty query."""
-    out = np.empty(len(query_offsets) - 1)
-    if parallel:
-        for q in prange(len(out)):
-            out[q] = _rmse_query(y, scores, query_offsets[q], query_offsets[q + 1])
-    else:
-        for q in range(len(out)):
-            out[q] = _rmse_query(y, scores, query_offsets[q], query_offsets[q + 1])
-    return out
+@njit(cache=True, nogil=True)
+def rmse_per_query_kernel(first, last, y, scores, query_offsets, out):
+    """# OUT root mean squared error of each query, 0 for an empty query."""
+    for q in range(first, last):
+        out[q] = _rmse_query(y, scores, query_offsets[q], query_offsets[q + 1])

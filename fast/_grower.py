@@ -18,8 +18,10 @@ the tree reads row 1 (one leaf left in the budget). Children that cannot be
 split (depth limit, fewer than ``2 * min_rows`` rows, or the last split of the
 tree) get no histogram at all.
 
-Calls pass ``np.int64(0)`` / ``np.bool_(...)`` rather than literals: numba would
-compile one version of the callee per literal value.
+Calls pass ``np.int64(0)`` / ``np.bool_(...)`` rather than literals, and counters start as
+``np.int64(1)``: numba compiles one version of a callee per literal argument type it
+sees, even a literal that type inference later widens to ``int64`` (measured: the
+literal ``n_nodes = 1`` alone compiled ``_child_histograms`` and its callees twice).
 """
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         h_root += hessians[rows[i]]
     stop[root] = m
     _set_stats(root, g_root, h_root, np.float64(m), l2, g_sum, hessian_sum, count, value)
-    n_nodes, n_leaves = 1, 1
+    n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
         build_into(hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root, m,
@@ -121,7 +123,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             n_children = 3
             c_right = count[k] - c_left - c_miss
             partition(orders[1 - src], orders[src], mid, stop[k], column,
-                      np.int64(MISSING_BIN - 1), False, np.int64(c_right), goes_left, block_lefts)
+                      np.int64(MISSING_BIN - 1), np.bool_(False), np.int64(c_right), goes_left, block_lefts)
             missing[k] = km
             stop[kr] = start[km] = mid + np.int64(c_right)
             stop[km] = stop[k]

@@ -83,7 +83,9 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
         _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
                         start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract, counts)
     if stored and not all_counts_known[0]:
-        all_counts[:] = hist[:, :, 2]
+        for f in range(n_features):  # loops, not slice assignment: no shape-error text to compile
+            for b in range(N_SLOTS):
+                all_counts[f, b] = hist[f, b, 2]
         all_counts_known[0] = True
 
 
@@ -133,7 +135,9 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, or
         _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last,
                            with_hessians, with_counts)
     if not with_counts:
-        hist[first:last, :, 2] = counts[first:last]
+        for f in range(first, last):
+            for b in range(N_SLOTS):
+                hist[f, b, 2] = counts[f, b]
     lo, hi = first * SLOT_SIZE, last * SLOT_SIZE
     if hessian_is_constant:
         for at in range(lo + 1, hi, 3):

@@ -29,24 +29,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from twinrank.reference.objectives import SCORE_DISTANCE_EPSILON
 
-from ._ranking import QUERIES_PER_BLOCK, argsort_descending, argsort_descending_from, n_blocks
+from ._ranking import argsort_descending, argsort_descending_from
 
 NDCG, MAP, ERR = 0, 1, 2
-# rows of the per-block work array (one column per ranked position)
+# rows of the per-thread work array (one column per ranked position)
 LABEL, SCORE, LAMBDA, HESSIAN, UP, DOWN, W0, W1, W2, W3, DELTA, ROW_LAMBDA, ROW_HESSIAN = range(13)
 N_ROWS = 13
 N_GRADES = 32  # integer labels 0..31 (every LETOR grade scale) get the ideal DCG by counting, not sorting
 MAX_FACTORED_GAP = 1400.0  # sigma * score range below which e^{+-sigma (s - m)} cannot overflow
 
 
-@njit(parallel=True, cache=True)
-def lambdarank_kernel(y, scores, query_offsets, queries, metric, cutoff, linear_gain, l_max,
-                      sigma, truncation, normalize, g, h, ranking):
-    """Fill ``g`` and ``h`` at the rows of ``queries`` (and ``ranking``, unless it is empty).
+@njit(cache=True, nogil=True)
+def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, cutoff, linear_gain,
+                      l_max, sigma, truncation, normalize, g, h, ranking):
+    """Fill ``g`` and ``h`` at the rows of ``queries[first:last]`` (and ``ranking``, unless it is
+    empty): one thread's share (``_threads.over_chunks``), with its own buffers.
 
     # IN  y, scores (n_rows,) float64; query_offsets (n_queries + 1,); queries (m,) unique
     #     cutoff, truncation: ints, >= the largest query size for "none"
@@ -55,30 +56,29 @@ def lambdarank_kernel(y, scores, query_offsets, queries, metric, cutoff, linear_
     #     starting point (``argsort_descending_from``) and its result
     """
     keep = len(ranking) > 0
-    max_size = 0
-    for q in queries:
-        max_size = max(max_size, query_offsets[q + 1] - query_offsets[q])
+    max_size = np.int64(0)
+    for i in range(first, last):
+        max_size = max(max_size, query_offsets[queries[i] + 1] - query_offsets[queries[i]])
     discounts = np.zeros(max_size)  # (max_size,) NDCG@cutoff discount of each position
     for t in range(min(max_size, cutoff)):
         discounts[t] = 1.0 / np.log2(t + 2.0)
-    for block in prange(n_blocks(len(queries))):
-        order = np.empty(max_size, np.int64)
-        scratch = np.empty(max_size, np.int64)
-        work = np.empty((N_ROWS, max_size))  # (rows, position)
-        grade_counts = np.empty(N_GRADES, np.int64)
-        for i in range(block * QUERIES_PER_BLOCK, min(len(queries), (block + 1) * QUERIES_PER_BLOCK)):
-            lo, hi = query_offsets[queries[i]], query_offsets[queries[i] + 1]
-            g[lo:hi] = 0.0
-            h[lo:hi] = 0.0
-            if keep:
-                argsort_descending_from(scores[lo:hi], order[:hi - lo], scratch[:hi - lo],
-                                        ranking[lo:hi], lo)
-                for t in range(hi - lo):
-                    ranking[lo + t] = lo + order[t]
-            else:
-                argsort_descending(scores[lo:hi], order[:hi - lo], scratch[:hi - lo])
-            query_lambdas(y[lo:hi], scores[lo:hi], g[lo:hi], h[lo:hi], order, work, discounts,
-                          grade_counts, metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
+    order = np.empty(max_size, np.int64)
+    scratch = np.empty(max_size, np.int64)
+    work = np.empty((N_ROWS, max_size))  # (rows, position)
+    grade_counts = np.empty(N_GRADES, np.int64)
+    for i in range(first, last):
+        lo, hi = query_offsets[queries[i]], query_offsets[queries[i] + 1]
+        g[lo:hi] = 0.0
+        h[lo:hi] = 0.0
+        if keep:
+            argsort_descending_from(scores[lo:hi], order[:hi - lo], scratch[:hi - lo],
+                                    ranking[lo:hi], lo)
+            for t in range(hi - lo):
+                ranking[lo + t] = lo + order[t]
+        else:
+            argsort_descending(scores[lo:hi], order[:hi - lo], scratch[:hi - lo])
+        query_lambdas(y[lo:hi], scores[lo:hi], g[lo:hi], h[lo:hi], order, work, discounts,
+                      grade_counts, metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
 
 
 @njit(cache=True)
@@ -120,10 +120,10 @@ def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cuto
         else:
             err_deltas(work, a, n)
         pair_row(work, a, n, sigma, factored, damp)
-        work[LAMBDA, a] += row_sum(_tail(work, ROW_LAMBDA, a, n))
-        work[HESSIAN, a] += row_sum(_tail(work, ROW_HESSIAN, a, n))
+        work[LAMBDA, a] += row_sum(work[ROW_LAMBDA, a + 1:n])
+        work[HESSIAN, a] += row_sum(work[ROW_HESSIAN, a + 1:n])
         if normalize:
-            total += row_abs_sum(_tail(work, ROW_LAMBDA, a, n))
+            total += row_abs_sum(work[ROW_LAMBDA, a + 1:n])
     scale = math.log2(1.0 + 2.0 * total) / (2.0 * total) if normalize and total > 0.0 else 1.0
     for t in range(n):
         g[order[t]] = -(work[LAMBDA, t] * scale)
@@ -139,10 +139,11 @@ def pair_row(work, a, n, sigma, factored, damp):
     $y_a > y_b$ (a is the better document) and $1 - r$ otherwise.
     """
     label_a, score_a, up_a = work[LABEL, a], work[SCORE, a], work[UP, a]
-    label, score, down = _tail(work, LABEL, a, n), _tail(work, SCORE, a, n), _tail(work, DOWN, a, n)
-    delta = _tail(work, DELTA, a, n)
-    row_lambda, row_hessian = _tail(work, ROW_LAMBDA, a, n), _tail(work, ROW_HESSIAN, a, n)
-    lambdas, hessians = _tail(work, LAMBDA, a, n), _tail(work, HESSIAN, a, n)
+    # work[ROW, a + 1:n]: positions a+1 .. n-1 of a row, indexed from 0 (a loop from 0 vectorises)
+    label, score, down = work[LABEL, a + 1:n], work[SCORE, a + 1:n], work[DOWN, a + 1:n]
+    delta = work[DELTA, a + 1:n]
+    row_lambda, row_hessian = work[ROW_LAMBDA, a + 1:n], work[ROW_HESSIAN, a + 1:n]
+    lambdas, hessians = work[LAMBDA, a + 1:n], work[HESSIAN, a + 1:n]
     for i in range(n - a - 1):
         weight = delta[i] / (SCORE_DISTANCE_EPSILON + (score_a - score[i])) if damp else delta[i]
         u = up_a * down[i] if factored else math.exp(sigma * (score_a - score[i]))
@@ -160,7 +161,7 @@ def pair_row(work, a, n, sigma, factored, damp):
 def ndcg_deltas(work, a, n, inv_ideal):
     r"""DELTA[b] = $|G_a - G_b|\,|D_a - D_b| / \mathrm{IDCG}$ (W0 = gains, W1 = discounts)."""
     gain_a, discount_a = work[W0, a], work[W1, a]
-    gains, discounts, delta = _tail(work, W0, a, n), _tail(work, W1, a, n), _tail(work, DELTA, a, n)
+    gains, discounts, delta = work[W0, a + 1:n], work[W1, a + 1:n], work[DELTA, a + 1:n]
     for i in range(n - a - 1):
         delta[i] = abs(gain_a - gains[i]) * abs(discount_a - discounts[i]) * inv_ideal
 
@@ -172,8 +173,8 @@ def map_deltas(work, a, n, inv_relevant):
     W0 = relevant, W1 = relevant above, W2 = 1/(t+1), W3 = sum of rel/(u+1) above.
     """
     relevant_a, above_a, inv_rank_a, reciprocal_a = work[W0, a], work[W1, a], work[W2, a], work[W3, a]
-    relevant, relevant_above = _tail(work, W0, a, n), _tail(work, W1, a, n)
-    inv_rank, reciprocal_above, delta = _tail(work, W2, a, n), _tail(work, W3, a, n), _tail(work, DELTA, a, n)
+    relevant, relevant_above = work[W0, a + 1:n], work[W1, a + 1:n]
+    inv_rank, reciprocal_above, delta = work[W2, a + 1:n], work[W3, a + 1:n], work[DELTA, a + 1:n]
     c = above_a + 1.0
     for i in range(n - a - 1):
         m = relevant_above[i] - above_a - relevant_a
@@ -186,18 +187,12 @@ def map_deltas(work, a, n, inv_relevant):
 def err_deltas(work, a, n):
     r"""DELTA[b] = $|\Delta \mathrm{ERR}|$ (W0 = R, W1 = 1/(1 - R), W2 = weight $w_t$, W3 = ERR above t)."""
     stop_a, inv_go_on_a, weight_a, err_above_a = work[W0, a], work[W1, a], work[W2, a], work[W3, a]
-    stop, weight, err_above = _tail(work, W0, a, n), _tail(work, W2, a, n), _tail(work, W3, a, n)
-    delta = _tail(work, DELTA, a, n)
+    stop, weight, err_above = work[W0, a + 1:n], work[W2, a + 1:n], work[W3, a + 1:n]
+    delta = work[DELTA, a + 1:n]
     err_term_a = stop_a * weight_a
     for i in range(n - a - 1):
         between = err_above[i] - err_above_a - err_term_a
         delta[i] = abs(stop[i] - stop_a) * (weight_a - (between + weight[i]) * inv_go_on_a)
-
-
-@njit(cache=True)
-def _tail(work, row, a, n):
-    """Positions a+1 .. n-1 of a work row, indexed from 0 (a loop from 0 vectorises)."""
-    return work[row, a + 1:n]
 
 
 @njit(cache=True)
@@ -210,12 +205,38 @@ def prepare_ndcg(work, n, discounts, linear_gain, grade_counts):
     if count_grades(work[LABEL, :n], grade_counts):
         return ideal_dcg_of_grades(grade_counts, discounts, linear_gain)
     ideal_gains = work[W2, :n]
-    ideal_gains[:] = work[W0, :n]
-    ideal_gains.sort()
+    for t in range(n):  # a loop, not ``ideal_gains[:] = ...``: no shape-error text to compile
+        ideal_gains[t] = work[W0, t]
+    heap_sort(ideal_gains)
     ideal = 0.0
     for t in range(n):
         ideal += ideal_gains[n - 1 - t] * discounts[t]
     return ideal
+
+
+@njit(cache=True)
+def heap_sort(values):
+    """Sort ``values`` ascending in place, O(n log n), no allocation. (``values.sort()`` would
+    compile numba's quicksort, six kernels and about a second, for this rare path.)"""
+    n = len(values)
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(values, root, n)
+    for end in range(n - 1, 0, -1):
+        values[0], values[end] = values[end], values[0]
+        _sift_down(values, 0, end)
+
+
+@njit(cache=True)
+def _sift_down(values, root, end):
+    """Restore the max-heap order of ``values[:end]`` below ``root``."""
+    child = 2 * root + 1
+    while child < end:
+        if child + 1 < end and values[child] < values[child + 1]:
+            child += 1
+        if values[root] >= values[child]:
+            return
+        values[root], values[child] = values[child], values[root]
+        root, child = child, 2 * child + 1
 
 
 @njit(cache=True)

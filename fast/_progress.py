@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 import time
 
+from ._compile_notice import NOTICE
+
 
 class Progress:
     """Shows ``iteration/total``, the latest metrics, the best validation value so far and the time.
@@ -34,6 +36,7 @@ class Progress:
         seconds = max(time.perf_counter() - self.start, 1e-9)
         parts.append(f"{seconds:.1f} s ({iteration / seconds:.1f} trees/s)")
         line = "  ".join(parts)
+        NOTICE.end_line()  # a "compiling kernels" line ends before the first progress line
         if self.stream.isatty():
             self.stream.write("\r" + line.ljust(100))
             self.stream.flush()

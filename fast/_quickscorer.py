@@ -54,11 +54,13 @@ from __future__ import annotations
 
 import llvmlite.ir as llvm_ir
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.extending import intrinsic
 
 from twinrank.reference.constants import LEAF, MISSING_BIN
 from twinrank.reference.model import Ensemble
+
+from ._threads import over_chunks
 
 __all__ = ["MAX_LEAVES", "fits", "pack", "score"]
 
@@ -105,10 +107,15 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
 
 
 def score(X, packed, weights, scores) -> None:
-    """``scores[i] += sum_t weights[t] * f_t(X[i])`` in tree order, for ``pack(ensemble, X.dtype)``."""
+    """``scores[i] += sum_t weights[t] * f_t(X[i])`` in tree order, for ``pack(ensemble, X.dtype)``.
+
+    Tasks of ``BLOCKS_PER_TASK`` blocks of rows, one contiguous range of tasks per thread
+    (``_threads.over_chunks``)."""
     ones = packed[3].dtype.type(np.iinfo(packed[3].dtype).max)  # a mask keeping every leaf
     missing = X.dtype.type(MISSING_BIN if X.dtype == np.uint8 else np.nan)  # NaN never equals NaN
-    _score(X, *packed, ones, missing, weights, scores)
+    n_blocks = (X.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
+    over_chunks(_score_tasks, (n_blocks + BLOCKS_PER_TASK - 1) // BLOCKS_PER_TASK, X, *packed, ones,
+                missing, weights, scores)
 
 
 def _global(nodes, trees) -> np.ndarray:
@@ -205,21 +212,21 @@ def _lowest_bit(typingctx, word):
     return word(word), codegen
 
 
-@njit(parallel=True, cache=True)
-def _score(X, bounds, node_tree, threshold, gt, nan, leaf_values, ones, missing, weights, scores):
+@njit(cache=True, nogil=True)
+def _score_tasks(first_task, last_task, X, bounds, node_tree, threshold, gt, nan, leaf_values, ones,
+                 missing, weights, scores):
     # IN X (n_rows, d) float or uint8 bins; nodes by feature; missing: the bin of missing values
-    # (NaN for floats); OUT scores (n_rows,) += tree sums, in tree order
+    # (NaN for floats); OUT scores (n_rows,) += tree sums, in tree order, rows of these tasks
     n_rows, n_features = X.shape
     n_trees = leaf_values.shape[0]
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    for task in prange((n_blocks + BLOCKS_PER_TASK - 1) // BLOCKS_PER_TASK):
-        columns = np.empty((n_features, ROW_BLOCK), dtype=X.dtype)  # a block, transposed
-        words = np.empty((n_trees, ROW_BLOCK), dtype=gt.dtype)  # (tree, row) bitvectors
-        for block in range(task * BLOCKS_PER_TASK, min(n_blocks, (task + 1) * BLOCKS_PER_TASK)):
-            first = block * ROW_BLOCK
-            size = min(n_rows, first + ROW_BLOCK) - first
-            _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones,
-                         missing, weights, scores, columns, words)
+    columns = np.empty((n_features, ROW_BLOCK), dtype=X.dtype)  # a block, transposed
+    words = np.empty((n_trees, ROW_BLOCK), dtype=gt.dtype)  # (tree, row) bitvectors
+    for block in range(first_task * BLOCKS_PER_TASK, min(n_blocks, last_task * BLOCKS_PER_TASK)):
+        first = block * ROW_BLOCK
+        size = min(n_rows, first + ROW_BLOCK) - first
+        _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones,
+                     missing, weights, scores, columns, words)
 
 
 @njit(cache=True)

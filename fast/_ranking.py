@@ -1,29 +1,24 @@
 """Per-query ranking kernels: a stable descending argsort into caller buffers.
 
 ``argsort_descending`` (and ``argsort_descending_from``, which starts from an earlier
-order) sorts one query; ``ranked_rows`` (metrics: optional tie keys, serial or
-parallel) and ``rank_order_kernel`` (objectives) rank every query of a data set;
-``top_k`` is how many ranked slots a metric's cutoff keeps.
+order) sorts one query; ``rank_queries`` ranks a range of queries (metrics, with
+optional tie keys, and ``objectives.rank_order``); ``top_k`` is how many ranked
+slots a metric's cutoff keeps.
 
-Query-parallel drivers split the queries into fixed blocks of ``QUERIES_PER_BLOCK``
-(never a function of the thread count) and give each block its own scratch
-buffers, so a query is always handled by exactly one thread::
+Query-parallel kernels (``rank_queries``, LambdaRank's) take a range of queries;
+``_threads.over_chunks`` cuts the queries into one contiguous range per thread, and
+each range gets its own scratch buffers, so a query is always handled by exactly
+one thread::
 
-    queries  | q0 q1 ... q63 | q64 ... q127 | ... |
-    prange   |    block 0    |   block 1    | ... |   one buffer set per block
+    queries  | q0 q1 ... q99 | q100 ... q199 | ... |
+    threads  |    thread 0   |    thread 1    | ... |   one buffer set per thread
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-QUERIES_PER_BLOCK = 64
 INSERTION_RUN = 16
-
-
-@njit(cache=True)
-def n_blocks(n_queries):
-    return (n_queries + QUERIES_PER_BLOCK - 1) // QUERIES_PER_BLOCK
 
 
 @njit(cache=True)
@@ -64,7 +59,8 @@ def argsort_descending(values, order, scratch):
         in_order = not in_order
         width *= 2
     if not in_order:
-        order[:] = src
+        for t in range(n):  # a loop, not ``order[:] = src``: no shape-error text to compile
+            order[t] = src[t]
 
 
 @njit(cache=True)
@@ -129,53 +125,20 @@ def insertion_sort_descending(values, order, lo, hi):
         order[j + 1] = item
 
 
-@njit(parallel=True, cache=True)
-def rank_order_kernel(scores, query_offsets, order):
-    """# IN scores (n_rows,), query_offsets (n_queries + 1,); OUT order (n_rows,) global row ids."""
-    n_queries = len(query_offsets) - 1
-    max_size = 0
-    for q in range(n_queries):
-        max_size = max(max_size, query_offsets[q + 1] - query_offsets[q])
-    for block in prange(n_blocks(n_queries)):
-        local = np.empty(max_size, np.int64)
-        scratch = np.empty(max_size, np.int64)
-        for q in range(block * QUERIES_PER_BLOCK, min(n_queries, (block + 1) * QUERIES_PER_BLOCK)):
-            lo, hi = query_offsets[q], query_offsets[q + 1]
-            argsort_descending(scores[lo:hi], local[:hi - lo], scratch[:hi - lo])
-            for t in range(hi - lo):
-                order[lo + t] = lo + local[t]
+@njit(cache=True, nogil=True)
+def rank_queries(first, last, scores, tie_keys, use_keys, query_offsets, max_size, order):
+    """Row ids of queries ``first .. last - 1`` by descending score; ties by descending
+    ``tie_keys`` or input order. One thread's share (``_threads.over_chunks``).
 
-
-@njit(parallel=True, cache=True)
-def ranked_rows(scores, tie_keys, use_keys, query_offsets, parallel):
-    """Row ids of every query by descending score; ties by descending ``tie_keys`` or input order.
-
-    # IN  scores (n_rows,) float64; tie_keys (n_rows,) int64, read only if use_keys
-    # OUT (n_rows,) int64 global row ids
+    # IN  scores (n_rows,) float64; tie_keys (n_rows,) float64 (integers), read only if use_keys;
+    #     max_size: the largest query's size
+    # OUT order (n_rows,) int64 global row ids, the rows of these queries
     """
-    n_queries = len(query_offsets) - 1
-    order = np.empty(len(scores), np.int64)
-    max_size = 0
-    for q in range(n_queries):
-        max_size = max(max_size, query_offsets[q + 1] - query_offsets[q])
-    if parallel:
-        for block in prange(n_blocks(n_queries)):
-            _rank_block(block, scores, tie_keys, use_keys, query_offsets, max_size, order)
-    else:
-        for block in range(n_blocks(n_queries)):
-            _rank_block(block, scores, tie_keys, use_keys, query_offsets, max_size, order)
-    return order
-
-
-@njit(cache=True)
-def _rank_block(block, scores, tie_keys, use_keys, query_offsets, max_size, order):
-    """Rank the queries of one block of ``QUERIES_PER_BLOCK`` with the block's own buffers."""
     local = np.empty(max_size, np.int64)
     scratch = np.empty(max_size, np.int64)
-    by_key = np.empty(max_size, np.int64)
-    keyed_scores = np.empty(max_size)
-    n_queries = len(query_offsets) - 1
-    for q in range(block * QUERIES_PER_BLOCK, min(n_queries, (block + 1) * QUERIES_PER_BLOCK)):
+    by_key = np.empty(max_size if use_keys else 0, np.int64)
+    keyed_scores = np.empty(max_size if use_keys else 0)
+    for q in range(first, last):
         lo, hi = query_offsets[q], query_offsets[q + 1]
         n = hi - lo
         if use_keys:

@@ -1,10 +1,10 @@
 r"""Split-finding kernels of the fast tree grower.
 
-One thread scans each allowed feature's histogram left to right (a running sum
-over value bins, O(n_bins)), keeping its best gain; then, on the calling thread,
-the tie rule of `twinrank.reference.tree` (its **Ties**)::
+The calling thread scans each allowed feature's histogram left to right (a running
+sum over value bins, O(n_bins)), keeping its best gain; then applies the tie rule
+of `twinrank.reference.tree` (its **Ties**)::
 
-    scan features    prange       gains[f] = best gain of feature f            O(d * n_bins)
+    scan features    serial       gains[f] = best gain of feature f            O(d * n_bins)
     G* = max gains   serial       exact: a max does not depend on the order    O(d)
     floor            G* - rtol * (|G*| + parent score)  (reference.tree.tie_floor)
     f = first feature with gains[f] >= floor                                    O(d)
@@ -15,18 +15,19 @@ side), whatever the thread count; the twins' gains may differ in the last bits,
 far less than the tolerance. Side 0: missing rows right, 1: missing rows left,
 2: missing rows in a third child (``missing_split="separate"``).
 
+The scan is serial: O(d * 256) per node is microseconds, less than waking the
+thread pool, while a ``prange`` here cost about a second of compilation
+(``benchmarks/cold_start.py``); the histograms, O(n_node * d), are where threads pay.
+
 Gains follow Chen & Guestrin 2016, Eq. 7 (without 1/2), minus the cost penalty;
 the arithmetic is written in the reference's order and never uses fastmath.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from twinrank.reference.binning import MISSING_BIN
-
-PARALLEL_FEATURES = 32  # fewer features are scanned on the calling thread
-
 
 @njit(cache=True)
 def score(g, h, l2):
@@ -48,7 +49,7 @@ def _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_
 def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_hessian, l2,
                  three_way, floor):
     """The first candidate ``(gain, bin, side)`` of one feature whose gain is ``>= floor``, else its
-    first best; ``floor=None``: the first best (compiled apart: no test in the loop). O(n_bins).
+    first best; ``floor=np.inf``: the first best. O(n_bins).
 
     With ``three_way`` and missing rows that can make a child (``min_rows``,
     ``min_hessian``): the three-way candidates of bins ``0 .. n_bins - 2`` (side 2).
@@ -72,17 +73,15 @@ def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_he
                          min_hessian, l2)
             if gain > best:
                 best, best_bin, best_side = gain, b, 0
-                if floor is not None:  # compiled out of the first pass (floor=None)
-                    if best >= floor:
-                        break
+                if best >= floor:
+                    break
         if not last and c_miss > 0:
             gain = _gain(g_left + g_miss, h_left + h_miss, c_left + c_miss, g, h, c, parent_score,
                          penalty, min_rows, min_hessian, l2)
             if gain > best:
                 best, best_bin, best_side = gain, b, 1
-                if floor is not None:  # compiled out of the first pass (floor=None)
-                    if best >= floor:
-                        break
+                if best >= floor:
+                    break
     return best, best_bin, best_side
 
 
@@ -106,9 +105,8 @@ def _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min
                 - parent_score - penalty)
         if gain > best:
             best, best_bin = gain, b
-            if floor is not None:
-                if best >= floor:
-                    break
+            if best >= floor:
+                break
     return best, best_bin, 2
 
 
@@ -118,8 +116,8 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     """The feature of the node's best split, -1 if no valid candidate's gain beats ``min_gain``
     (its gain, bin, side: in the buffers at that feature).
 
-    Scans in parallel over features from ``PARALLEL_FEATURES`` features on, then
-    applies the tie rule (module docstring) on the calling thread.
+    Scans the features one after the other on the calling thread, then applies the
+    tie rule (module docstring).
 
     # IN  hist (d, 256, 3); n_bins (d,); allowed (d,) bool; penalty (d,); three_way: separate
     #     mode's three-way candidates where a feature's missing rows can make a child;
@@ -128,13 +126,9 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     """
     parent_score = score(g, h, l2)
     n_features = len(allowed)
-    if n_features < PARALLEL_FEATURES:
-        for f in range(n_features):
-            _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                          min_hessian, l2, three_way, gains, bins, sides)
-    else:
-        _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                       min_hessian, l2, three_way, gains, bins, sides)
+    for f in range(n_features):
+        _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
+                      min_hessian, l2, three_way, gains, bins, sides)
     best = -np.inf
     for f in range(n_features):
         best = max(best, gains[f])
@@ -151,14 +145,6 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     return -1
 
 
-@njit(parallel=True, cache=True)
-def _scan_parallel(hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
-                   l2, three_way, gains, bins, sides):
-    for f in prange(len(allowed)):
-        _scan_allowed(np.int64(f), hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows,
-                      min_hessian, l2, three_way, gains, bins, sides)
-
-
 @njit(cache=True)
 def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
                   l2, three_way, gains, bins, sides):
@@ -166,7 +152,7 @@ def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_
     if allowed[f]:
         gains[f], bins[f], sides[f] = scan_feature(hist[f], n_bins[f], g, h, c, parent_score,
                                                    penalty[f], min_rows, min_hessian, l2, three_way,
-                                                   None)
+                                                   np.inf)
 
 
 @njit(cache=True)

@@ -10,11 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from twinrank.reference.binning import _check_width, _checked_matrix
 from twinrank.reference.constants import MISSING_BIN
 from twinrank.reference.params import check_int
+
+from ._threads import over_chunks
 
 __all__ = ["MISSING_BIN", "bin_thresholds", "apply_bins"]
 
@@ -52,14 +54,14 @@ def _column_thresholds(present, max_bins, out):
     if n == 0:
         return 0
     if _n_distinct_at_most(present, max_bins + 1) <= max_bins:
-        k, previous = 0, np.float64(present[0])
+        k, previous = np.int64(0), np.float64(present[0])
         for i in range(1, n):
             value = np.float64(present[i])
             if value != previous:
                 k = _append_new(out, k, 0.5 * previous + 0.5 * value)
                 previous = value
         return k
-    k = 0
+    k = np.int64(0)
     for j in range(1, max_bins):
         p = (n - 1) * j
         lo, hi = p // max_bins, -(-p // max_bins)
@@ -91,8 +93,8 @@ def _append_new(out, k, value):
 def apply_bins(X, thresholds: list) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.binning.apply_bins`.
 
-    Returns the bins in Fortran order (each feature contiguous), read-only; one block of
-    ``_ROW_BLOCK`` rows per task, a binary search per value (log2 of the feature's
+    Returns the bins in Fortran order (each feature contiguous), read-only; blocks of
+    ``_ROW_BLOCK`` rows, one contiguous range of blocks per thread, a binary search per value (log2 of the feature's
     threshold count steps) over the thresholds padded with ``+inf`` to 255 slots.
     """
     X = _checked_matrix(X)
@@ -103,18 +105,18 @@ def apply_bins(X, thresholds: list) -> np.ndarray:
     first_steps = np.array([1 << (len(t).bit_length() - 1) if len(t) else 0 for t in thresholds],
                            dtype=np.int64)  # (n_features,) largest power of two <= len(t)
     binned = np.empty(X.shape, dtype=np.uint8, order="F")  # (n_rows, n_features)
-    _apply_bins(X, table, first_steps, binned)
+    over_chunks(_apply_bins, (X.shape[0] + _ROW_BLOCK - 1) // _ROW_BLOCK, np.ascontiguousarray(X), table,
+                first_steps, binned)
     binned.flags.writeable = False  # the tree grower caches a row-major copy (fast/_layout.py)
     return binned
 
 
-@njit(parallel=True, cache=True)
-def _apply_bins(X, table, first_steps, binned):
+@njit(cache=True, nogil=True)
+def _apply_bins(first_block, last_block, X, table, first_steps, binned):
     # IN X (n_rows, n_features), table (n_features, 255), first_steps (n_features,)
-    # OUT binned (n_rows, n_features)
+    # OUT binned (n_rows, n_features), the rows of blocks first_block .. last_block - 1
     n_rows, n_features = X.shape
-    n_blocks = (n_rows + _ROW_BLOCK - 1) // _ROW_BLOCK
-    for block in prange(n_blocks):
+    for block in range(first_block, last_block):
         stop = min(n_rows, (block + 1) * _ROW_BLOCK)
         for j in range(n_features):
             t, first_step = table[j], first_steps[j]

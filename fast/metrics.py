@@ -6,10 +6,12 @@ metrics re-exports them): :class:`Convention`, :data:`CONVENTIONS`, input checks
 (``prepare``), the convention's gains, discounts, relevance and ERR grades (computed
 once per call with NumPy and handed to the kernels), metric names and
 :func:`evaluate`'s averaging. What differs is how rows are ranked and summed: a
-per-query merge sort (``_ranking``) and a ``prange`` over queries
-(``_graded_kernels``, ``_binary_kernels``), O(n log n) time and no ``(n_queries, largest query)`` matrix.
-Inputs of fewer than :data:`PARALLEL_MIN_ROWS` rows run the same kernels as a plain
-loop, because starting threads costs more than scoring a small validation set.
+per-query merge sort (``_ranking``) and per-query kernels (``_graded_kernels``,
+``_binary_kernels``), one contiguous range of queries per thread, O(n log n) time and no
+``(n_queries, largest query)`` matrix. Inputs of fewer than :data:`PARALLEL_MIN_ROWS`
+rows run on the calling thread, because starting threads costs more than scoring a
+small validation set. Arrays reach the kernels as float64 / bool / int64, C-contiguous,
+whatever the caller passed: one compiled version of each kernel.
 """
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ from twinrank.reference.metric_names import Metric, _evaluate, _metric_from, par
 
 from . import _binary_kernels as binary
 from . import _graded_kernels as graded
-from ._ranking import ranked_rows
+from ._ranking import rank_queries
+from ._compile_notice import session
+from ._threads import over_chunks
 
 PARALLEL_MIN_ROWS = 20_000  # below this many rows the kernels loop over queries on one thread
 
@@ -40,23 +44,48 @@ def _ranked(y, scores, query_offsets, convention, doc_ids):
     """Checked inputs and the ranked row ids of every query."""
     p = prepare(y, scores, query_offsets, convention, doc_ids)
     use_keys = p.tie_keys is not None
-    keys = p.tie_keys if use_keys else np.empty(0, np.int64)
-    return p, ranked_rows(p.scores, keys, use_keys, p.query_offsets, _parallel(p.y))
+    # tie keys (ranks of doc ids, < 2**53) as float64, exactly: argsort compiled for one dtype
+    keys = _floats(p.tie_keys) if use_keys else np.empty(0)
+    return p, _rank(_floats(p.scores), keys, use_keys, p.query_offsets)
 
 
 def _ideal(gains, p):
     """Row ids of every query by descending gain (the ideal ranking)."""
-    return ranked_rows(gains, np.empty(0, np.int64), False, p.query_offsets, _parallel(gains))
+    return _rank(gains, np.empty(0), False, p.query_offsets)
 
 
-def _parallel(rows) -> bool:
-    return len(rows) >= PARALLEL_MIN_ROWS
+def _rank(values, keys, use_keys, query_offsets):
+    order = np.empty(len(values), np.int64)  # (n_rows,) global row ids, ranked per query
+    max_size = int(np.diff(query_offsets).max(initial=0))
+    _by_query(rank_queries, query_offsets, values, keys, use_keys, query_offsets, max_size, order)
+    return order
+
+
+def _by_query(kernel, query_offsets, *args):
+    """``kernel(first, last, *args)`` over every query, on all threads from ``PARALLEL_MIN_ROWS`` on."""
+    over_chunks(kernel, len(query_offsets) - 1, *args, parallel=query_offsets[-1] >= PARALLEL_MIN_ROWS)
+
+
+def _per_query(kernel, query_offsets, *args) -> np.ndarray:
+    """The (n_queries,) values ``kernel`` writes, one per query."""
+    out = np.empty(len(query_offsets) - 1)
+    _by_query(kernel, query_offsets, *args, out)
+    return out
+
+
+def _floats(values) -> np.ndarray:
+    """float64, C-contiguous: the one array type the kernels are compiled for."""
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+def _bools(values) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.bool_)
 
 
 def _discounts(p):
     """Discount of 0-based ranks 0 .. largest query - 1, from the reference's definition."""
     largest = int(np.diff(p.query_offsets).max(initial=0))
-    return discount(np.arange(1, max(largest, 1) + 1), p.convention)
+    return _floats(discount(np.arange(1, max(largest, 1) + 1), p.convention))
 
 
 def _k(k):
@@ -68,25 +97,26 @@ def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_
     """Numba-parallel twin of `twinrank.reference.metrics.dcg`."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return graded.dcg_kernel(gain(p.y, p.convention), order, p.query_offsets, _discounts(p), k, _parallel(p.y))
+    return _per_query(graded.dcg_kernel, p.query_offsets, _floats(gain(p.y, p.convention)), order,
+                      p.query_offsets, _discounts(p), k)
 
 
 def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.ndcg`."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    g = gain(p.y, p.convention)
+    g = _floats(gain(p.y, p.convention))
     c = p.convention
-    return graded.ndcg_kernel(g, order, _ideal(g, p), p.query_offsets, _discounts(p), k,
-                              c.ndcg_k_beyond_n == "zero", c.no_relevant_value, _parallel(p.y))
+    return _per_query(graded.ndcg_kernel, p.query_offsets, g, order, _ideal(g, p), p.query_offsets,
+                      _discounts(p), k, c.ndcg_k_beyond_n == "zero", float(c.no_relevant_value))
 
 
 def mean_ndcg(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.mean_ndcg` (O(n) memory)."""
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    g = gain(p.y, p.convention)
-    return graded.mean_ndcg_kernel(g, order, _ideal(g, p), p.query_offsets, _discounts(p),
-                                   p.convention.no_relevant_value, _parallel(p.y))
+    g = _floats(gain(p.y, p.convention))
+    return _per_query(graded.mean_ndcg_kernel, p.query_offsets, g, order, _ideal(g, p), p.query_offsets,
+                      _discounts(p), float(p.convention.no_relevant_value))
 
 
 def average_precision(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION,
@@ -95,8 +125,8 @@ def average_precision(y, scores, query_offsets, *, k=None, convention=DEFAULT_CO
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     c = p.convention
-    return binary.average_precision_kernel(relevant(p.y, c), order, p.query_offsets, k,
-                                           c.ap_normalizer == "min_k_relevant", c.no_relevant_value, _parallel(p.y))
+    return _per_query(binary.average_precision_kernel, p.query_offsets, _bools(relevant(p.y, c)), order,
+                      p.query_offsets, k, c.ap_normalizer == "min_k_relevant", float(c.no_relevant_value))
 
 
 def precision(y, scores, query_offsets, k, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
@@ -105,15 +135,16 @@ def precision(y, scores, query_offsets, k, *, convention=DEFAULT_CONVENTION, doc
         raise ParameterError("precision needs a cutoff k (an integer >= 1)")
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return binary.precision_kernel(relevant(p.y, p.convention), order, p.query_offsets, k,
-                                   p.convention.precision_k_beyond_n == "n", _parallel(p.y))
+    return _per_query(binary.precision_kernel, p.query_offsets, _bools(relevant(p.y, p.convention)), order,
+                      p.query_offsets, k, p.convention.precision_k_beyond_n == "n")
 
 
 def err(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.err` (O(n) memory)."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return graded.err_kernel(err_grades(p.y, p.convention), order, p.query_offsets, k, _parallel(p.y))
+    return _per_query(graded.err_kernel, p.query_offsets, _floats(err_grades(p.y, p.convention)), order,
+                      p.query_offsets, k)
 
 
 def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION,
@@ -121,15 +152,15 @@ def reciprocal_rank(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONV
     """Numba-parallel twin of `twinrank.reference.metrics.reciprocal_rank`."""
     k = _k(k)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return binary.reciprocal_rank_kernel(relevant(p.y, p.convention), order, p.query_offsets, k,
-                                         p.convention.no_relevant_value, _parallel(p.y))
+    return _per_query(binary.reciprocal_rank_kernel, p.query_offsets, _bools(relevant(p.y, p.convention)),
+                      order, p.query_offsets, k, p.convention.no_relevant_value)
 
 
 def auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.auc`."""
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return binary.auc_kernel(relevant(p.y, p.convention), order, p.query_offsets,
-                             p.convention.no_relevant_value, _parallel(p.y))
+    return _per_query(binary.auc_kernel, p.query_offsets, _bools(relevant(p.y, p.convention)), order,
+                      p.query_offsets, float(p.convention.no_relevant_value))
 
 
 def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
@@ -137,8 +168,8 @@ def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc
     if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)) or not 0.0 < p <= 1.0:
         raise ParameterError(f"pauc's p must be in (0, 1], got {p!r}")
     prep, order = _ranked(y, scores, query_offsets, convention, doc_ids)
-    return binary.pauc_kernel(relevant(prep.y, prep.convention), order, prep.query_offsets, float(p),
-                              prep.convention.no_relevant_value, _parallel(prep.y))
+    return _per_query(binary.pauc_kernel, prep.query_offsets, _bools(relevant(prep.y, prep.convention)),
+                      order, prep.query_offsets, float(p), float(prep.convention.no_relevant_value))
 
 
 def rmse(y, scores) -> float:
@@ -146,13 +177,17 @@ def rmse(y, scores) -> float:
     y, scores = np.asarray(y, dtype=np.float64), np.asarray(scores, dtype=np.float64)
     if y.shape != scores.shape or y.ndim != 1 or len(y) == 0:
         raise ParameterError(f"rmse needs non-empty 1-D y and scores of one length, got {y.shape} and {scores.shape}")
-    return float(np.sqrt(np.sum(graded.squared_errors(y, scores, _parallel(y))) / len(y)))
+    squares = np.empty(len(y))  # (n_rows,)
+    over_chunks(graded.squared_errors, len(y), _floats(y), _floats(scores), squares,
+                parallel=len(y) >= PARALLEL_MIN_ROWS)
+    return float(np.sqrt(np.sum(squares) / len(y)))
 
 
 def rmse_per_query(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.rmse_per_query`."""
     p = prepare(y, scores, query_offsets, DEFAULT_CONVENTION)
-    return graded.rmse_per_query_kernel(p.y, p.scores, p.query_offsets, _parallel(p.y))
+    return _per_query(graded.rmse_per_query_kernel, p.query_offsets, _floats(p.y), _floats(p.scores),
+                      p.query_offsets)
 
 
 _FUNCTIONS = {f.__name__: f for f in (dcg, ndcg, mean_ndcg, average_precision, precision, err,
@@ -164,6 +199,7 @@ def metric_by_name(name: str) -> Metric:
     return _metric_from(_FUNCTIONS, name)
 
 
+@session()  # the kernels it compiles on a first run share one line of the compile notice
 def evaluate(metrics, y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None,
              per_query=False) -> dict:
     """Numba-parallel twin of `twinrank.reference.metrics.evaluate`."""

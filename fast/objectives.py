@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from twinrank.reference import objectives as _reference
 from twinrank.reference._objective_checks import (
@@ -18,7 +18,8 @@ from twinrank.reference._objective_checks import (
 from twinrank.reference.objectives import Loss
 
 from ._lambdarank import ERR, MAP, NDCG, lambdarank_kernel
-from ._ranking import rank_order_kernel
+from ._ranking import rank_queries
+from ._threads import over_chunks
 
 __all__ = ["squared_error", "logistic", "rank_order", "lambdarank", "Loss", "SquaredError",
            "Logistic", "LambdaRank"]
@@ -47,7 +48,10 @@ def rank_order(scores, query_offsets):
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     query_offsets = _check_offsets(query_offsets, len(scores))
     order = np.empty(len(scores), np.int64)
-    rank_order_kernel(scores, query_offsets, order)
+    no_keys = np.empty(0)
+    max_size = int(np.diff(query_offsets).max(initial=0))
+    over_chunks(rank_queries, len(query_offsets) - 1, scores, no_keys, False, query_offsets, max_size,
+                order)
     return order
 
 
@@ -55,9 +59,9 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
                gain="exp2", normalize=False, queries=None, ranking=None):
     """Numba-parallel twin of `twinrank.reference.objectives.lambdarank`.
 
-    Queries run in parallel, in fixed blocks of 64 (one thread per query, so the
-    result does not depend on the thread count). Pairs are visited one at a time:
-    no (n, n) temporary, O(n) scratch per block, O(n * min(n, truncation, k)) time
+    Queries run in parallel, one contiguous range of queries per thread (each query
+    on one thread, so the result does not depend on the thread count). Pairs are
+    visited one at a time: no (n, n) temporary, O(n) scratch per thread, O(n * min(n, truncation, k)) time
     per query. With ``ranking`` from an earlier call, each query is sorted by
     insertion from its earlier order (O(n + swaps) instead of O(n log n)).
     """
@@ -76,10 +80,10 @@ def _lambdarank_into(y, scores, query_offsets, queries, options, g, h, ranking):
     if len(queries) != len(query_offsets) - 1:  # queries are unique: not all of them
         g.fill(0.0)  # the kernel writes only its queries' rows
         h.fill(0.0)
-    lambdarank_kernel(
-        y, scores, query_offsets, queries, _METRIC_CODES[metric],
-        whole_list if k is None else k, gain == "linear", y.max(initial=0.0), float(sigma),
-        whole_list if truncation is None else truncation, bool(normalize), g, h, ranking)
+    over_chunks(
+        lambdarank_kernel, len(queries), y, scores, query_offsets, queries, _METRIC_CODES[metric],
+        whole_list if k is None else int(k), gain == "linear", float(y.max(initial=0.0)), float(sigma),
+        whole_list if truncation is None else int(truncation), bool(normalize), g, h, ranking)
 
 
 class SquaredError(_reference.SquaredError):
@@ -116,16 +120,24 @@ class LambdaRank(_reference.LambdaRank):
                          self.kernel_options, g, h, self.ranking)
 
 
-@njit(parallel=True, cache=True)
 def _squared_error_kernel(y, scores, g, h):
-    for i in prange(len(y)):
+    over_chunks(_squared_error_rows, len(y), y, scores, g, h)
+
+
+def _logistic_kernel(y, scores, g, h):
+    over_chunks(_logistic_rows, len(y), y, scores, g, h)
+
+
+@njit(cache=True, nogil=True)
+def _squared_error_rows(first, last, y, scores, g, h):
+    for i in range(first, last):
         g[i] = scores[i] - y[i]
         h[i] = 1.0
 
 
-@njit(parallel=True, cache=True)
-def _logistic_kernel(y, scores, g, h):
-    for i in prange(len(y)):
+@njit(cache=True, nogil=True)
+def _logistic_rows(first, last, y, scores, g, h):
+    for i in range(first, last):
         e = math.exp(-abs(scores[i]))
         big, small = 1.0 / (1.0 + e), e / (1.0 + e)
         p, one_minus_p = (big, small) if scores[i] >= 0 else (small, big)

@@ -13,13 +13,14 @@ depend on the thread count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from twinrank.reference.constants import LEAF, MISSING_BIN
 from twinrank.reference.model import Ensemble, MissingValues, Tree
 from twinrank.reference.predict import _check_n_features, _checked_features
 
 from . import _quickscorer
+from ._threads import over_chunks
 
 __all__ = ["apply_tree", "predict_tree", "predict_tree_binned", "predict_ensemble"]
 
@@ -30,7 +31,7 @@ def apply_tree(tree: Tree, X) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.predict.apply_tree` (parallel over rows)."""
     X = _floats(_checked_features(X, tree))
     leaves = np.empty(len(X), dtype=np.int32)  # (n_rows,)
-    _apply(X, tree.feature, tree.threshold, tree.left, tree.right, tree.missing, leaves)
+    over_chunks(_apply, len(X), X, tree.feature, tree.threshold, tree.left, tree.right, tree.missing, leaves)
     return leaves
 
 
@@ -48,8 +49,8 @@ def predict_tree_binned(tree: Tree, binned) -> np.ndarray:
         _quickscorer.score(binned, _quickscorer.pack(alone, np.uint8), np.ones(1), out)
         return out
     out = np.empty(len(binned))  # (n_rows,)
-    _predict_binned(binned, tree.feature, tree.bin_threshold, tree.left, tree.right, tree.missing,
-                    tree.value, out)
+    over_chunks(_predict_binned, len(binned), binned, tree.feature, tree.bin_threshold, tree.left,
+                tree.right, tree.missing, tree.value, out)
     return out
 
 
@@ -72,7 +73,7 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
         weights = np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64)
         _quickscorer.score(X, _quickscorer.pack(ensemble, X.dtype), weights, scores)
     elif ensemble.n_trees:
-        _predict_packed(X, *_packed(ensemble), scores)
+        over_chunks(_predict_packed, (len(X) + ROW_BLOCK - 1) // ROW_BLOCK, X, *_packed(ensemble), scores)
     return scores
 
 
@@ -112,17 +113,17 @@ def _leaf_of(x, node, feature, threshold, left, right, missing):
     return node
 
 
-@njit(parallel=True, cache=True)
-def _apply(X, feature, threshold, left, right, missing, leaves):
-    # IN X (n_rows, d); OUT leaves (n_rows,) int32
-    for i in prange(X.shape[0]):
+@njit(cache=True, nogil=True)
+def _apply(first, last, X, feature, threshold, left, right, missing, leaves):
+    # IN X (n_rows, d); OUT leaves (n_rows,) int32, rows first .. last - 1
+    for i in range(first, last):
         leaves[i] = _leaf_of(X[i], np.int64(0), feature, threshold, left, right, missing)
 
 
-@njit(parallel=True, cache=True)
-def _predict_binned(binned, feature, bin_threshold, left, right, missing, value, out):
-    # IN binned (n_rows, d) uint8; OUT out (n_rows,)
-    for i in prange(binned.shape[0]):
+@njit(cache=True, nogil=True)
+def _predict_binned(first, last, binned, feature, bin_threshold, left, right, missing, value, out):
+    # IN binned (n_rows, d) uint8; OUT out (n_rows,), rows first .. last - 1
+    for i in range(first, last):
         node = 0
         while left[node] != LEAF:
             b = binned[i, feature[node]]
@@ -135,12 +136,13 @@ def _predict_binned(binned, feature, bin_threshold, left, right, missing, value,
         out[i] = value[node]
 
 
-@njit(parallel=True, cache=True)
-def _predict_packed(X, feature, threshold, left, right, missing, value, roots, weights, scores):
-    # IN X (n_rows, d); packed trees; OUT scores (n_rows,) += sum_t weights[t] * f_t(x)
+@njit(cache=True, nogil=True)
+def _predict_packed(first_block, last_block, X, feature, threshold, left, right, missing, value, roots,
+                    weights, scores):
+    # IN X (n_rows, d); packed trees; OUT scores (n_rows,) += sum_t weights[t] * f_t(x), the rows
+    #    of blocks first_block .. last_block - 1
     n_rows = X.shape[0]
-    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    for block in prange(n_blocks):
+    for block in range(first_block, last_block):
         first, last = block * ROW_BLOCK, min(n_rows, (block + 1) * ROW_BLOCK)
         for t in range(len(roots)):
             for i in range(first, last):

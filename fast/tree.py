@@ -3,7 +3,7 @@
 The whole best-first loop runs compiled (``_grower.grow``): a row partition
 buffer instead of per-node row arrays, the smaller child's histogram built in
 parallel over features and the larger one by subtraction from the parent,
-split scans in parallel over features with a reduction in feature order. On
+split scans over features in feature order. On
 exactly representable gradients (e.g. multiples of 2**-8) the trees are
 identical to the reference's, on any number of threads. Otherwise the sums are
 taken in a different order and gains and leaf values differ in the last bits,
