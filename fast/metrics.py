@@ -17,7 +17,7 @@ import numpy as np
 
 from twinrank.reference.conventions import (
     CONVENTIONS, DEFAULT_CONVENTION, Convention, Prepared, check_k, discount, doc_ids_from_comments, err_grades,
-    gain, get_convention, prepare, relevant,
+    gain, get_convention, prepare, relevant, resolve_ties,
 )
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.metric_names import Metric, _evaluate, _metric_from, parse_metric
@@ -64,19 +64,29 @@ def _k(k):
     return -1 if k is None else int(k)
 
 
-def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None,
+        ties=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.dcg`."""
     k = _k(k)
+    convention, expected = resolve_ties(convention, ties)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    if expected:
+        return graded.dcg_expected_kernel(gain(p.y, p.convention), p.scores, order, p.query_offsets, _discounts(p),
+                                          k, _parallel(p.y))
     return graded.dcg_kernel(gain(p.y, p.convention), order, p.query_offsets, _discounts(p), k, _parallel(p.y))
 
 
-def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None,
+         ties=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.ndcg`."""
     k = _k(k)
+    convention, expected = resolve_ties(convention, ties)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     g = gain(p.y, p.convention)
     c = p.convention
+    if expected:
+        return graded.ndcg_expected_kernel(g, p.scores, order, _ideal(g, p), p.query_offsets, _discounts(p), k,
+                                           c.ndcg_k_beyond_n == "zero", c.no_relevant_value, _parallel(p.y))
     return graded.ndcg_kernel(g, order, _ideal(g, p), p.query_offsets, _discounts(p), k,
                               c.ndcg_k_beyond_n == "zero", c.no_relevant_value, _parallel(p.y))
 
