@@ -26,7 +26,7 @@ FLOORS = {
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
                      "sklearn"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
-                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data"], CLI),
+                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_combine"], CLI),
 }
 
 
