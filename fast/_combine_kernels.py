@@ -13,7 +13,9 @@ bounded however many crossings there are::
 
 A crossing belongs to the bin ``alpha_bin`` computes, the same in every pass, so a
 window owns exactly the crossings its bins count. Equal alphas share a bin, so a
-group of lines through one point is never split. Groups are re-ranked with
+group of lines through one point is never split, unless rounding spreads its
+crossings across a bin edge (bins are (hi - lo) / 4096 wide, their edges off the simple
+fractions): then the two windows re-rank it in two steps and the twins may differ there. Groups are re-ranked with
 insertion sorts in per-block scratch buffers: no allocation per crossing.
 
 Shared arguments:
@@ -29,6 +31,8 @@ import math
 
 import numpy as np
 from numba import njit, prange
+
+from twinrank.reference._combine_setup import ALPHA_TOLERANCE
 
 from ._ranking import QUERIES_PER_BLOCK, argsort_descending, n_blocks
 
@@ -48,8 +52,20 @@ def score_at(a, b, alpha, boosting):
 
 
 @njit(cache=True)
+def close(previous, alpha):
+    """Twin of ``twinrank.reference._combine_setup.close_alphas``."""
+    return alpha - previous <= ALPHA_TOLERANCE * max(1.0, abs(previous))
+
+
+BIN_OFFSET = 0.3819660112501051  # 2 - golden ratio: bin edges fall on no simple fraction of the range
+
+
+@njit(cache=True)
 def alpha_bin(alpha, lo, hi, n_bins):
-    return min(int((alpha - lo) / (hi - lo) * n_bins), n_bins - 1)
+    """The histogram bin of a crossing. The edges are shifted by ``BIN_OFFSET`` of a bin, so that
+    lines through a simple point such as alpha = 1/2, whose crossings rounding spreads over
+    a few ulps, do not straddle an edge."""
+    return min(int((alpha - lo) / (hi - lo) * n_bins + BIN_OFFSET), n_bins - 1)
 
 
 @njit(cache=True)
@@ -199,7 +215,7 @@ def _sweep_query(q, a, b, gains, query_offsets, scale, discounts, boosting, expe
     while s < len(by_alpha):
         alpha = alphas[by_alpha[s]]
         e, m = s, 0
-        while e < len(by_alpha) and alphas[by_alpha[e]] == alpha:
+        while e < len(by_alpha) and (e == s or close(alphas[by_alpha[e - 1]], alphas[by_alpha[e]])):
             for side in range(2):
                 r = rows[by_alpha[e], side]
                 if stamp[r - row_lo] != s:  # first sight of r in the group starting at s
@@ -210,7 +226,8 @@ def _sweep_query(q, a, b, gains, query_offsets, scale, discounts, boosting, expe
         following = alphas[by_alpha[e]] if e < len(by_alpha) else after
         change, at_point, changed = _regroup(group_rows[:m], slots[:m], old[:m], new[:m], score[:m], block[:m],
                                              sorted_rows[:m], a, b, gains, discounts, row_lo,
-                                             0.5 * (alpha + following), boosting, expected, order, position_of)
+                                             0.5 * (alphas[by_alpha[e - 1]] + following), boosting, expected, order,
+                                             position_of)
         at[n_events], delta[n_events], point_delta[n_events] = alpha, change * scale, at_point * scale
         keep[n_events] = changed
         n_events += 1

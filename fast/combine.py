@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from twinrank.reference._combine_setup import (
-    FORMS, Best, Combination, CombinationPath, Lines, combined_scores, prepare_lines, scan_best,
+    FORMS, Best, Combination, CombinationPath, Lines, cluster_breakpoints, combined_scores, prepare_lines,
+    scan_best,
 )
 from twinrank.reference.conventions import DEFAULT_CONVENTION
 
@@ -79,7 +80,7 @@ class _Sweep:
         self.parts = []
 
     def add(self, at, delta, point_delta):
-        breakpoints, group = np.unique(at, return_inverse=True)
+        breakpoints, group = cluster_breakpoints(at)
         if not len(breakpoints):
             return
         step = np.bincount(group, weights=delta, minlength=len(breakpoints))  # (m,)

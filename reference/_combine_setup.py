@@ -39,6 +39,26 @@ TOLERANCE = 1e-12
 intervals of mathematically equal value are ranked the same way by both twins."""
 
 
+ALPHA_TOLERANCE = 1e-9
+"""Crossings closer than this (relative to ``max(1, |alpha|)``) are one point. Lines through one
+point meet at alphas that rounding spreads over a few ulps; taken apart, they would make
+intervals of width ~1e-16 whose rankings are artefacts of rounding. So each query's crossings,
+in increasing order, form one group while each is within this of the previous one, and the
+path's breakpoints are merged the same way (the fast twin: inside each of its windows)."""
+
+
+def close_alphas(previous, alpha):
+    """Whether ``alpha`` (>= ``previous``) is the same point as ``previous`` (:data:`ALPHA_TOLERANCE`)."""
+    return alpha - previous <= ALPHA_TOLERANCE * np.maximum(1.0, np.abs(previous))
+
+
+def cluster_breakpoints(at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted event alphas -> (breakpoints, index of each event's breakpoint): runs of close alphas merge."""
+    new = np.ones(len(at), bool)
+    new[1:] = ~close_alphas(at[:-1], at[1:])
+    return at[new], np.cumsum(new) - 1
+
+
 class CombinationPath(NamedTuple):
     """The metric as a piecewise-constant function of $\\alpha$ over the range ``(lo, hi)``."""
 

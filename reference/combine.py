@@ -13,7 +13,9 @@ over a range is found exactly by a sweep:
    re-ranked among the ranks they hold, by their scores at the midpoint of the
    query's next interval. One crossing is the swap of two neighbours and changes the
    DCG by $(g_i - g_j)(d(r_j) - d(r_i))$; several lines through one point (a group)
-   are re-ranked together, exactly, whatever order the crossings were found in;
+   are re-ranked together, exactly, whatever order the crossings were found in
+   (crossings that rounding spread over a few ulps count as one point:
+   :data:`~twinrank.reference._combine_setup.ALPHA_TOLERANCE`);
 4. the mean metric on each interval is its value on the first plus the changes so far.
 
 Ties: under ``ties="expected"`` (the default) tied documents count with the expected
@@ -32,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._combine_setup import (  # noqa: F401  (re-exported: the public names of the line search)
-    FORMS, Combination, CombinationPath, Lines, best_interval, combined_scores, prepare_lines,
+    FORMS, Combination, CombinationPath, Lines, best_interval, close_alphas, cluster_breakpoints, combined_scores,
+    prepare_lines,
 )
 from .conventions import DEFAULT_CONVENTION
 
@@ -64,11 +67,11 @@ def optimal_combination(scores_a, scores_b, y, query_offsets, *, form="convex", 
     """
     lines = prepare_lines(scores_a, scores_b, y, query_offsets, form=form, alpha_range=alpha_range,
                           metric=metric, convention=convention, ties=ties)
-    alphas, queries, rows_i, rows_j = all_crossings(lines)
+    alphas, last, queries, rows_i, rows_j = snapped_crossings(lines)
     first, nxt = own_next_crossings(alphas, queries, lines)
     order = initial_order(lines, first)
     start = lines.constant + float(np.sum(query_dcg(lines, order) * lines.scale))
-    at, delta, point_delta = sweep(lines, order, alphas, queries, rows_i, rows_j, nxt)
+    at, delta, point_delta = sweep(lines, order, alphas, queries, rows_i, rows_j, 0.5 * (last + nxt))
     path = path_from_events(start, at, delta, point_delta)
     alpha, value = best_interval(path.breakpoints, path.values, lines.lo, lines.hi)
     return Combination(alpha, value, path if return_path else None)
@@ -95,6 +98,25 @@ def all_crossings(lines: Lines):
     alphas, queries, rows_i, rows_j = (np.concatenate(parts) for parts in zip(*found))
     by = np.lexsort((queries, alphas))  # stable: pairs of one (alpha, query) keep their order
     return alphas[by], queries[by], rows_i[by], rows_j[by]
+
+
+def snapped_crossings(lines: Lines):
+    """:func:`all_crossings` with each query's close crossings made one group (``ALPHA_TOLERANCE``).
+
+    Returns ``alphas`` (m,), each the first alpha of its group, ``last`` (m,) the group's
+    last alpha, then queries and rows, sorted by (alpha, query).
+    """
+    alphas, queries, rows_i, rows_j = all_crossings(lines)
+    by = np.lexsort((alphas, queries))  # (m,) query by query, increasing alpha
+    a, q = alphas[by], queries[by]
+    new = np.ones(len(a), bool)
+    new[1:] = (q[1:] != q[:-1]) | ~close_alphas(a[:-1], a[1:])
+    group = np.cumsum(new) - 1  # (m,)
+    ends = np.r_[new[1:], True][:len(a)]
+    first, last = np.empty(len(a)), np.empty(len(a))
+    first[by], last[by] = a[new][group], a[ends][group]
+    again = np.lexsort((queries, first))  # stable: by (group alpha, query)
+    return first[again], last[again], queries[again], rows_i[again], rows_j[again]
 
 
 def own_next_crossings(alphas, queries, lines: Lines):
@@ -131,10 +153,11 @@ def query_dcg(lines: Lines, order: np.ndarray) -> np.ndarray:
     return np.bincount(query, weights=lines.gains[order] * lines.discounts[position], minlength=len(sizes))
 
 
-def sweep(lines: Lines, order, alphas, queries, rows_i, rows_j, nxt):
+def sweep(lines: Lines, order, alphas, queries, rows_i, rows_j, mids):
     """Walk the crossings in order; re-rank each (alpha, query) group; return its effect on the mean metric.
 
-    ``order`` (n_rows,) is updated in place. Returns, for each group that changes the
+    ``mids`` (m,): where each group is re-ranked, the midpoint between the group's last
+    crossing and the query's next group. ``order`` (n_rows,) is updated in place. Returns, for each group that changes the
     metric (on the interval after it or at its point), its ``alpha``, the change
     ``delta`` of the mean metric and the change ``point_delta`` from the interval
     before to the point itself.
@@ -148,7 +171,7 @@ def sweep(lines: Lines, order, alphas, queries, rows_i, rows_j, nxt):
         rows = np.unique(np.r_[rows_i[s:e], rows_j[s:e]])
         slots = np.sort(position_of[rows])  # (m,) ranked slots the group holds
         old = order[slots]
-        new = rerank(lines, old, 0.5 * (alphas[s] + nxt[s]))
+        new = rerank(lines, old, mids[s])
         disc = lines.discounts[slots - lines.query_offsets[q]]  # (m,)
         change = (lines.gains[new] - lines.gains[old]) * disc  # (m,)
         at_point = (point_gains(lines, old, new) - lines.gains[old]) * disc  # (m,)
@@ -187,7 +210,7 @@ def point_gains(lines: Lines, old: np.ndarray, new: np.ndarray) -> np.ndarray:
 
 def path_from_events(start: float, at, delta, point_delta) -> CombinationPath:
     """The path: breakpoints (distinct event alphas), interval values, values at the breakpoints."""
-    breakpoints, group = np.unique(at, return_inverse=True)
+    breakpoints, group = cluster_breakpoints(at)
     step = np.bincount(group, weights=delta, minlength=len(breakpoints))  # (m,)
     values = start + np.r_[0.0, np.cumsum(step)]  # (m + 1,)
     at_breakpoints = values[:-1] + np.bincount(group, weights=point_delta, minlength=len(breakpoints))

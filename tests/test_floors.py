@@ -22,7 +22,7 @@ FLOORS = {
                      "_losses", "_objective_checks", "_tree_checks", "_combine_setup", "_combine_kernels", "combine"],
                     KERNELS),
     "engine": SEAM,
-    **dict.fromkeys(["boosting", "missing", "_forest_loop"], LOOPS),
+    **dict.fromkeys(["boosting", "missing", "_forest_loop", "reweight"], LOOPS),
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
                      "sklearn"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
