@@ -15,7 +15,7 @@ over a range is found exactly by a sweep:
    DCG by $(g_i - g_j)(d(r_j) - d(r_i))$; several lines through one point (a group)
    are re-ranked together, exactly, whatever order the crossings were found in
    (crossings that rounding spread over a few ulps count as one point:
-   :data:`~twinrank.reference._combine_setup.ALPHA_TOLERANCE`);
+   ``ALPHA_TOLERANCE`` of ``_combine_setup``);
 4. the mean metric on each interval is its value on the first plus the changes so far.
 
 Ties: under ``ties="expected"`` (the default) tied documents count with the expected
@@ -24,7 +24,7 @@ with ``ties="expected"``). Inside an interval only documents with equal lines ti
 at a breakpoint the documents crossing there tie too, which is why the path reports
 the value at each breakpoint apart from the values of the intervals.
 ``ties="stable"`` ranks tied documents by input order. Only the intervals compete
-for the best value: see :func:`~twinrank.reference._combine_setup.best_interval`.
+for the best value: see ``best_interval`` in ``_combine_setup``.
 
 Cost: $O(\sum_q n_q^2 \log)$ time and memory for the crossings; this module is the
 readable specification, ``twinrank.fast.combine`` the one for MSLR-sized data.

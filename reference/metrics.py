@@ -41,7 +41,7 @@ def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_
     of the convention. ``k=None`` sums the whole list. Empty queries score 0.
     ``ties="expected"``: the expected DCG@k when tied scores are ordered uniformly at
     random (each member of a tie group gets the mean discount of the positions the
-    group spans, 0 past ``k``; :func:`~twinrank.reference._ranking.tie_group_discounts`);
+    group spans, 0 past ``k``; ``_ranking.tie_group_discounts``);
     ``"stable"``/``"trec"`` replace the convention's tie rule; None keeps it.
     """
     check_k(k)
