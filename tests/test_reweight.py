@@ -87,3 +87,24 @@ def test_interpolate_writes_a_model_that_scores_the_mix(reweight, data, tmp_path
     np.testing.assert_allclose(predict_ensemble(loaded, valid.X), want, rtol=1e-12, atol=1e-12)
     value = float(np.mean(metrics.ndcg(valid.y, want, valid.query_offsets, k=10, ties="expected")))
     assert value == pytest.approx(mixed.history["valid:ndcg@10"][0], abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_cli_trains_with_optimal_steps(engine, data, tmp_path, capsys):
+    from twinrank.fast.cli import main
+    from twinrank.reference.letor import write_letor
+    train, valid = data
+    write_letor(train, tmp_path / "train.txt")
+    write_letor(valid, tmp_path / "valid.txt")
+    code = main(["train", "--train", str(tmp_path / "train.txt"), "--valid", str(tmp_path / "valid.txt"),
+                 "--model", str(tmp_path / "m.json"), "--trees", "3", "--max-leaves", "4", "--step", "optimal",
+                 "--step-range", "0.2,3", "--engine", engine, "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    model = load_model(tmp_path / "m.json")
+    assert len(model.history["alpha"]) == model.n_trees == 3
+    assert all(0.2 < a < 3.0 for a in model.history["alpha"])
+    np.testing.assert_array_equal(model.tree_weights, model.history["alpha"])
+    with pytest.raises(SystemExit) as exit_:  # argparse: usage and the message, status 2
+        main(["train", "--train", str(tmp_path / "train.txt"), "--model", str(tmp_path / "m.json"),
+              "--step", "optimal", "--step-range", "3", "--engine", engine])
+    assert exit_.value.code == 2 and "LO,HI" in capsys.readouterr().err
