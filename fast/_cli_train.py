@@ -47,6 +47,15 @@ def _metric(text: str) -> str:
     return text
 
 
+def _pair(text: str) -> tuple:
+    """``"0.1,5"`` -> (0.1, 5.0): a range such as ``--step-range``."""
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two numbers LO,HI such as 0.1,5, got {text!r}") from None
+    return lo, hi
+
+
 def _true_or_false(text: str) -> bool:
     choices = {"true": True, "false": False}
     if text.lower() not in choices:
@@ -99,6 +108,8 @@ def _kind(name: str, annotation: str):
         return _weighting
     if name == "metric":
         return _metric
+    if name == "step_range":
+        return _pair
     if "bool" in annotation:
         return _true_or_false
     if "int" in annotation and "float" in annotation:

@@ -59,6 +59,37 @@ def _ndcg_query(gains, order, ideal, lo, hi, discounts, k, zero_beyond_n, no_rel
 
 
 @njit(cache=True)
+def _dcg_expected(gains, scores, ranked, discounts, top):
+    """Expected DCG over random orders of tied scores: each tie run gets its mean discount (0 past ``top``).
+
+    # IN scores (n_rows,) input order; ranked (n,) row ids in rank order (ties adjacent)
+    """
+    total, start = 0.0, 0
+    for t in range(1, len(ranked) + 1):
+        if t < len(ranked) and scores[ranked[t]] == scores[ranked[start]]:
+            continue
+        mean_discount = 0.0
+        for u in range(start, min(t, top)):
+            mean_discount += discounts[u]
+        mean_discount /= t - start
+        for u in range(start, t):
+            total += gains[ranked[u]] * mean_discount
+        start = t
+    return total
+
+
+@njit(cache=True)
+def _ndcg_expected_query(gains, scores, order, ideal, lo, hi, discounts, k, zero_beyond_n, no_relevant_value):
+    top = top_k(k, hi - lo)
+    best = _dcg(gains, ideal[lo:hi], discounts, top)
+    if zero_beyond_n and k > hi - lo:
+        return 0.0
+    if best > 0:
+        return _dcg_expected(gains, scores, order[lo:hi], discounts, top) / best
+    return no_relevant_value
+
+
+@njit(cache=True)
 def _mean_ndcg_query(gains, order, ideal, lo, hi, discounts, no_relevant_value):
     """Mean over k = 1..n of the running DCG over the running ideal DCG."""
     actual, best, total = 0.0, 0.0, 0.0
@@ -106,6 +137,23 @@ def ndcg_kernel(first, last, gains, order, ideal, query_offsets, discounts, k, z
     for q in range(first, last):
         out[q] = _ndcg_query(gains, order, ideal, query_offsets[q], query_offsets[q + 1], discounts, k,
                              zero_beyond_n, no_relevant_value)
+
+
+@njit(cache=True, nogil=True)
+def dcg_expected_kernel(first, last, gains, scores, order, query_offsets, discounts, k, out):
+    """``dcg_kernel`` with ``ties="expected"``. # IN scores (n_rows,) input order, as ranked."""
+    for q in range(first, last):
+        lo, hi = query_offsets[q], query_offsets[q + 1]
+        out[q] = _dcg_expected(gains, scores, order[lo:hi], discounts, top_k(k, hi - lo))
+
+
+@njit(cache=True, nogil=True)
+def ndcg_expected_kernel(first, last, gains, scores, order, ideal, query_offsets, discounts, k, zero_beyond_n,
+                         no_relevant_value, out):
+    """``ndcg_kernel`` with ``ties="expected"``. # IN scores (n_rows,) input order, as ranked."""
+    for q in range(first, last):
+        out[q] = _ndcg_expected_query(gains, scores, order, ideal, query_offsets[q], query_offsets[q + 1],
+                                      discounts, k, zero_beyond_n, no_relevant_value)
 
 
 @njit(cache=True, nogil=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from twinrank.reference.engine import Engine
 
-from . import binning, metrics, objectives, predict, tree
+from . import binning, combine, metrics, objectives, predict, tree
 from ._threads import threads
 
 __all__ = ["Engine", "FAST"]
@@ -20,5 +20,6 @@ FAST = Engine(
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,
     evaluate=metrics.evaluate,
+    optimal_combination=combine.optimal_combination,
     threads=threads,
 )

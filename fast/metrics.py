@@ -19,7 +19,7 @@ import numpy as np
 
 from twinrank.reference.conventions import (
     CONVENTIONS, DEFAULT_CONVENTION, Convention, Prepared, check_k, discount, doc_ids_from_comments, err_grades,
-    gain, get_convention, prepare, relevant,
+    gain, get_convention, prepare, relevant, resolve_ties,
 )
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.metric_names import Metric, _evaluate, _metric_from, parse_metric
@@ -93,20 +93,31 @@ def _k(k):
     return -1 if k is None else int(k)
 
 
-def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None,
+        ties=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.dcg`."""
     k = _k(k)
+    convention, expected = resolve_ties(convention, ties)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
+    if expected:
+        return _per_query(graded.dcg_expected_kernel, p.query_offsets, _floats(gain(p.y, p.convention)),
+                          _floats(p.scores), order, p.query_offsets, _discounts(p), k)
     return _per_query(graded.dcg_kernel, p.query_offsets, _floats(gain(p.y, p.convention)), order,
                       p.query_offsets, _discounts(p), k)
 
 
-def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None,
+         ties=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.metrics.ndcg`."""
     k = _k(k)
+    convention, expected = resolve_ties(convention, ties)
     p, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     g = _floats(gain(p.y, p.convention))
     c = p.convention
+    if expected:
+        return _per_query(graded.ndcg_expected_kernel, p.query_offsets, g, _floats(p.scores), order, _ideal(g, p),
+                          p.query_offsets, _discounts(p), k, c.ndcg_k_beyond_n == "zero",
+                          float(c.no_relevant_value))
     return _per_query(graded.ndcg_kernel, p.query_offsets, g, order, _ideal(g, p), p.query_offsets,
                       _discounts(p), k, c.ndcg_k_beyond_n == "zero", float(c.no_relevant_value))
 

@@ -159,8 +159,11 @@ class RankerEstimator(ScikitLearnProtocol):
     def load(cls, path) -> "RankerEstimator":
         """An estimator holding the model of a twinrank model file (either twin wrote it)."""
         model = Ensemble.load(path)
-        names = set(cls._param_names())
-        est = cls(**{k: v for k, v in model.params.items() if k in names and k != "init_model"})
+        defaults = {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()
+                    if p.kind == p.KEYWORD_ONLY}
+        # JSON has no tuples: a tuple parameter (step_range) comes back as a list
+        est = cls(**{k: tuple(v) if isinstance(defaults[k], tuple) and isinstance(v, list) else v
+                     for k, v in model.params.items() if k in defaults and k != "init_model"})
         est._set_fitted(model)
         return est
 

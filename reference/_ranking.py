@@ -64,3 +64,21 @@ def hits_so_far(rel: np.ndarray, r: Ranked) -> np.ndarray:
     total = np.cumsum(rel)  # (n_rows,)
     before_query = np.r_[0, total][np.repeat(np.cumsum(r.sizes) - r.sizes, r.sizes)]  # (n_rows,)
     return total - before_query
+
+
+def tie_group_discounts(discounts: np.ndarray, scores: np.ndarray, r: Ranked) -> np.ndarray:
+    r"""Each ranked slot's discount averaged over the slots of its tie group (``ties="expected"``).
+
+    A tie group is a run of equal scores inside a query (``scores`` in input order,
+    ``discounts`` (n_rows,) by ranked slot, 0 past a cutoff). Under a uniformly random
+    order of tied documents each member of a group spanning positions $a..b$ lands on
+    each of them with probability $1/(b - a + 1)$, so its expected discount is
+    $\frac{1}{b-a+1}\sum_{r=a}^{b} d(r)$, and the expected DCG is
+    $\sum_i g(l_i)\, \bar d_{\mathrm{group}(i)}$.
+    """
+    ranked_scores = scores[r.order]  # (n_rows,)
+    new_group = r.position == 0  # (n_rows,) a group starts at each query's top ...
+    new_group[1:] |= ranked_scores[1:] != ranked_scores[:-1]  # ... and where the score changes
+    group = np.cumsum(new_group) - 1  # (n_rows,) tie group of each slot
+    mean = np.bincount(group, weights=discounts) / np.maximum(np.bincount(group), 1)  # (n_groups,)
+    return mean[group]

@@ -129,6 +129,15 @@ class BoostParams:
         Record ``metric`` on the training set after every tree (``"train:<metric>"`` in
         the history and the callback record). Costs one metric evaluation of the
         training set per tree, so it is off by default (as in LightGBM and XGBoost).
+    step : {"newton", "optimal"}
+        How much of each tree is added. ``newton``: the leaves' Newton values times
+        ``learning_rate``. ``optimal`` ("OC", Wu, Burges, Svore & Gao 2010, Sec. 5.6): that tree
+        times the weight $\alpha$ in ``step_range`` that maximises ``metric`` (NDCG or DCG)
+        exactly (``combine.optimal_combination``); $\alpha = 1$ is the Newton step.
+    step_range : tuple of float
+        The range ``(lo, hi)`` of the optimal step; the lower bound keeps a weak tree from stalling training.
+    step_on : {"valid", "train"}
+        The data the optimal step is chosen on: the first ``eval_set`` (as in the paper) or the training set.
     """
 
     n_trees: int = 100
@@ -145,6 +154,9 @@ class BoostParams:
     overfit_extra_trees: int = 250
     seed: int = 0
     eval_train: bool = False
+    step: str = "newton"
+    step_range: tuple = (0.1, 5.0)
+    step_on: str = "valid"
 
     def __post_init__(self):
         check_int("n_trees", self.n_trees, low=0)
@@ -165,6 +177,17 @@ class BoostParams:
         check_int("overfit_extra_trees", self.overfit_extra_trees, low=0)
         check_int("seed", self.seed, low=0)
         check_bool("eval_train", self.eval_train)
+        if self.step not in ("newton", "optimal"):
+            raise ParameterError(f"step must be 'newton' or 'optimal', got {self.step!r}")
+        if self.step_on not in ("valid", "train"):
+            raise ParameterError(f"step_on must be 'valid' or 'train', got {self.step_on!r}")
+        try:
+            lo, hi = (float(v) for v in self.step_range)
+        except (TypeError, ValueError):
+            raise ParameterError(f"step_range must be two numbers (lo, hi), got {self.step_range!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ParameterError(f"step_range must be finite with lo < hi, got {self.step_range!r}")
+        object.__setattr__(self, "step_range", (lo, hi))
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -95,7 +95,7 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
     if rule is not None:
         rule.start(_metric(engine, params, valid, valid_scores))
     g, h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
-    trees, history = [], {}
+    trees, weights, history = [], [], {}
     for m in range(params.n_trees):
         queries, rows = _round_sample(rng, train, params)
         loss.gradients(scores, queries, g, h)
@@ -108,14 +108,22 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
                               f"the model is {alone} alone", TwinrankWarning, stacklevel=2)
             break
         f = dataclasses.replace(f, value=f.value * params.learning_rate)
+        train_step = engine.predict_tree_binned(f, binned)  # (n_rows,) the Newton step
+        valid_step = engine.predict_tree_binned(f, valid_binned) if valid is not None else None
+        weight = 1.0
+        if params.step == "optimal":
+            on = (valid, valid_scores, valid_step) if params.step_on == "valid" else (train, scores, train_step)
+            weight = optimal_step(engine, params, *on)
+            history.setdefault("alpha", []).append(weight)
         trees.append(f)
-        scores += engine.predict_tree_binned(f, binned)  # (n_rows,) the loop's own array
+        weights.append(weight)
+        scores += weight * train_step if weight != 1.0 else train_step  # (n_rows,) the loop's own array
         record = {}
         if params.eval_train:
             record[f"train:{params.metric}"] = _metric(engine, params, train, scores)
         stop = False
         if valid is not None:
-            valid_scores += engine.predict_tree_binned(f, valid_binned)
+            valid_scores += weight * valid_step if weight != 1.0 else valid_step
             record[f"valid:{params.metric}"] = _metric(engine, params, valid, valid_scores)
             stop = rule.update(m + 1, record[f"valid:{params.metric}"])
         for key, value in record.items():
@@ -126,7 +134,7 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
             break
     n_keep = len(trees) if rule is None else rule.n_trees_to_keep(len(trees))
     return Ensemble(
-        trees=trees[:n_keep], tree_weights=np.ones(n_keep), base_score=base_score,
+        trees=trees[:n_keep], tree_weights=np.array(weights[:n_keep], dtype=np.float64), base_score=base_score,
         n_features=train.n_features, init_model=init_model, algorithm=algorithm,
         params=dict(model_params or {}), history=history,
         best_iteration=None if rule is None else rule.best_n_trees,
@@ -143,6 +151,17 @@ def why_no_split(train: Dataset, thresholds: list, g: np.ndarray, rows, tree) ->
     n_rows = train.n_rows if rows is None else len(rows)
     return (f"no split of the {n_rows} training rows satisfies min_samples_leaf={tree.min_samples_leaf!r} "
             f"and min_gain_to_split={tree.min_gain_to_split!r}")
+
+
+def optimal_step(engine, params: BoostParams, data: Dataset, scores, tree_scores) -> float:
+    r"""The weight $\alpha$ in ``params.step_range`` of a new tree maximising ``params.metric`` exactly.
+
+    The boosting form of the line search, $s + \alpha f(x)$, with expected-NDCG ties
+    (a tree gives all rows of a leaf one score). Wu, Burges, Svore & Gao (2010), Sec. 5.6.
+    """
+    return float(engine.optimal_combination(scores, tree_scores, data.y, data.query_offsets, form="boosting",
+                                            alpha_range=params.step_range, metric=params.metric,
+                                            convention=params.convention, ties="expected").alpha)
 
 
 def _initial_scores(engine, data: Dataset, init_model, init_scores, base_score) -> np.ndarray:

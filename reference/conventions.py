@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -248,6 +248,24 @@ def _tie_keys(c: Convention, doc_ids, n_rows: int) -> np.ndarray | None:
         raise ParameterError(f"doc_ids has shape {doc_ids.shape}, expected ({n_rows},)")
     # code point order of str == byte order of UTF-8 == C's strcmp
     return np.unique(doc_ids, return_inverse=True)[1].astype(np.int64).ravel()
+
+
+TIE_RULES = ("stable", "trec", "expected")
+
+
+def resolve_ties(convention: str | Convention, ties: str | None) -> tuple[Convention, bool]:
+    """The convention to rank by and whether tied scores count in expectation (``ties="expected"``).
+
+    ``ties=None`` keeps the convention's rule; ``"stable"`` or ``"trec"`` replaces it;
+    ``"expected"`` ranks by the convention's rule (any order of a tie group will do) and
+    tells the metric to average each tie group's discounts (DCG and NDCG only).
+    """
+    c = get_convention(convention)
+    if ties is None or ties == "expected":
+        return c, ties == "expected"
+    if ties not in TIE_RULES:
+        raise ParameterError(f"ties must be one of {TIE_RULES} or None, got {ties!r}")
+    return replace(c, ties=ties), False
 
 
 def check_k(k, name="k") -> None:

@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
-from . import binning, metrics, objectives, predict, tree
+from . import binning, combine, metrics, objectives, predict, tree
 from ._param_checks import check_n_threads
 
 
@@ -27,6 +27,7 @@ class Engine:
     predict_tree_binned, predict_ensemble : :mod:`predict`
     squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
     evaluate : :func:`metrics.evaluate`
+    optimal_combination : :func:`combine.optimal_combination` (the exact line search of ``step="optimal"``)
     threads : ``threads(n_threads)``, the context the kernels run in
     """
 
@@ -41,6 +42,7 @@ class Engine:
     logistic: type
     lambdarank: type
     evaluate: Callable
+    optimal_combination: Callable
     threads: Callable
 
 
@@ -58,5 +60,6 @@ REFERENCE = Engine(
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,
     evaluate=metrics.evaluate,
+    optimal_combination=combine.optimal_combination,
     threads=no_threads,
 )

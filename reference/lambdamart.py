@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from ._combine_setup import metric_cutoff
 from ._estimator import BoostedRanker, as_model
 from .boosting import run_boosting
 from .errors import ParameterError
@@ -50,6 +51,11 @@ class LambdaMART(BoostedRanker):
     eval_train : record ``metric`` on the training set after every tree (``history_`` key
         ``"train:<metric>"``, also in the callback record); it costs one metric evaluation
         of the training set per tree, so it is off by default.
+    step, step_range, step_on : ``step="optimal"`` weights each tree by the exact best
+        $\alpha$ in ``step_range`` of ``metric`` on the ``eval_set`` (``step_on="valid"``) or the
+        training set ("OC", Wu, Burges, Svore & Gao 2010, Sec. 5.6) instead of shrinking its
+        Newton leaves by ``learning_rate``; each alpha is the tree's weight in the model and
+        ``history_["alpha"]``. See :class:`~twinrank.reference.params.BoostParams`.
     early_stopping_rounds : patience on the first ``eval_set``; the best model is kept.
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
@@ -74,7 +80,8 @@ class LambdaMART(BoostedRanker):
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,
-                 eval_train=BoostParams.eval_train,
+                 eval_train=BoostParams.eval_train, step=BoostParams.step, step_range=BoostParams.step_range,
+                 step_on=BoostParams.step_on,
                  early_stopping_rounds=BoostParams.early_stopping_rounds,
                  overfit_tolerance=BoostParams.overfit_tolerance,
                  overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,
@@ -92,8 +99,16 @@ class LambdaMART(BoostedRanker):
                                lambdarank=from_names(LambdaRankParams, values))
 
     def check_data(self, params, train, valid, init_score) -> None:
-        """Also: LambdaRank's pairs are pairs of one query, so data read without query ids is refused."""
+        """Also: LambdaRank's pairs are pairs of one query, so data read without query ids is refused;
+        the optimal step on validation data needs validation data."""
         super().check_data(params, train, valid, init_score)
+        boost = params.boost
+        if boost.step == "optimal":
+            metric_cutoff(boost.metric)
+            if boost.step_on == "valid" and valid is None:
+                raise ParameterError("step='optimal' with step_on='valid' chooses each tree's weight on "
+                                     "validation data: fit(..., eval_set=[valid]); on the command line, "
+                                     "--valid (or step_on='train')")
         for what, data in (("the training data", train), ("the eval_set", valid)):
             if data is not None and not data.has_queries:
                 raise ParameterError(f"{what} was read from a file without query ids (no 'qid:', no group "

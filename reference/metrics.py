@@ -22,31 +22,38 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranking import cutoff, hits_so_far, ideal_gains, padded, per_query_sum, rank
+from ._ranking import cutoff, hits_so_far, ideal_gains, padded, per_query_sum, rank, tie_group_discounts
 from .conventions import (  # noqa: F401  (re-exported)
     CONVENTIONS, DEFAULT_CONVENTION, Convention, Prepared, check_k, discount, doc_ids_from_comments, err_grades,
-    gain, get_convention, prepare, relevant,
+    gain, get_convention, prepare, relevant, resolve_ties,
 )
 from .errors import ParameterError
 from .metric_names import Metric, _evaluate, _metric_from, parse_metric  # noqa: F401  (Metric re-exported)
 
 
-def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+def dcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None,
+        ties=None) -> np.ndarray:
     r"""Discounted cumulative gain of each query's top ``k`` (Järvelin & Kekäläinen 2002).
 
     $$\mathrm{DCG@k} = \sum_{r=1}^{\min(k, n)} g(l_r)\, d(r)$$
 
     with $l_r$ the label at rank $r$, gain $g$ and discount $d$
     of the convention. ``k=None`` sums the whole list. Empty queries score 0.
+    ``ties="expected"``: the expected DCG@k when tied scores are ordered uniformly at
+    random (each member of a tie group gets the mean discount of the positions the
+    group spans, 0 past ``k``; ``_ranking.tie_group_discounts``);
+    ``"stable"``/``"trec"`` replace the convention's tie rule; None keeps it.
     """
     check_k(k)
+    convention, expected = resolve_ties(convention, ties)
     p = prepare(y, scores, query_offsets, convention, doc_ids)
     r = rank(p)
-    terms = gain(p.y[r.order], p.convention) * discount(r.position + 1, p.convention)  # (n_rows,)
-    return per_query_sum(np.where(cutoff(k, r), terms, 0.0), r)
+    terms = gain(p.y[r.order], p.convention) * _slot_discounts(p, r, k, expected)  # (n_rows,) 0 past k
+    return per_query_sum(terms, r)
 
 
-def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
+def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc_ids=None,
+         ties=None) -> np.ndarray:
     r"""Normalised DCG of each query (Järvelin & Kekäläinen 2002).
 
     $$\mathrm{NDCG@k} = \mathrm{DCG@k} / \mathrm{IDCG@k}$$
@@ -54,19 +61,28 @@ def ndcg(y, scores, query_offsets, *, k=None, convention=DEFAULT_CONVENTION, doc
     where IDCG@k is the DCG@k of the labels sorted by descending gain. Under
     ``ndcg_k_beyond_n="zero"`` a query with fewer than ``k`` documents scores 0 (this
     rule is applied first); a query with IDCG@k <= 0 scores ``no_relevant_value``.
+    ``ties`` as in :func:`dcg` (``"expected"`` averages over random orders of tied
+    documents; the ideal DCG does not depend on the scores).
     """
     check_k(k)
+    convention, expected = resolve_ties(convention, ties)
     p = prepare(y, scores, query_offsets, convention, doc_ids)
     r = rank(p)
     c, top_k = p.convention, cutoff(k, r)
     discounts = discount(r.position + 1, c)  # (n_rows,)
     g = gain(p.y, c)  # (n_rows,) input order
-    actual = per_query_sum(np.where(top_k, g[r.order] * discounts, 0.0), r)
+    actual = per_query_sum(g[r.order] * _slot_discounts(p, r, k, expected), r)
     ideal = per_query_sum(np.where(top_k, ideal_gains(g, r) * discounts, 0.0), r)
     out = np.where(ideal > 0, actual / np.where(ideal > 0, ideal, 1.0), c.no_relevant_value)
     if c.ndcg_k_beyond_n == "zero" and k is not None:
         out[r.sizes < k] = 0.0
     return out
+
+
+def _slot_discounts(p: Prepared, r, k, expected: bool) -> np.ndarray:
+    """Discount of each ranked slot (n_rows,), 0 past ``k``; averaged over tie groups when ``expected``."""
+    discounts = np.where(cutoff(k, r), discount(r.position + 1, p.convention), 0.0)
+    return tie_group_discounts(discounts, p.scores, r) if expected else discounts
 
 
 def mean_ndcg(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:

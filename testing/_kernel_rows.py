@@ -1,4 +1,5 @@
-"""Registry rows of the kernels, layer by layer: metrics, bins, histograms, splits and trees, objectives, scoring."""
+"""Registry rows of the kernels, layer by layer: metrics, bins, histograms, splits and trees, objectives, scoring,
+the exact line search."""
 from __future__ import annotations
 
 import numpy as np
@@ -217,3 +218,31 @@ def _scoring_rows():
         Twin("predict_ensemble", "scoring", "predict", "predict_ensemble", "exact", _ensemble_inputs,
              summary="ensemble scores: prior model + base score + weighted trees"),
     ]
+
+
+# ---------------------------------------------------------------- combining
+
+COMBINE_QUERIES = 40  # the reference sweeps crossing by crossing: a user's data is cut to its first queries
+
+
+def _combine_inputs(form, alpha_range):
+    def inputs(data, rng):
+        n_queries = min(data.n_queries, COMBINE_QUERIES)
+        rows = int(data.query_offsets[n_queries])
+        return Inputs((tied_scores(rng, rows), tied_scores(rng, rows), data.y[:rows],
+                       data.query_offsets[:n_queries + 1]),
+                      dict(form=form, alpha_range=alpha_range, metric="ndcg@10", return_path=True),
+                      note=f"two rankers' scores with ties, the first {n_queries} queries")
+    return inputs
+
+
+def _combination_parts(result) -> dict:
+    return {"alpha": np.array([result.alpha]), "value": np.array([result.value]),
+            **{name: getattr(result.path, name) for name in result.path._fields}}
+
+
+def _combine_rows():
+    return [Twin(f"optimal_combination[{form}]", "combining", "combine", "optimal_combination", "objectives",
+                 _combine_inputs(form, alpha_range), outputs=_combination_parts,
+                 summary=f"the exact best alpha of the {form} form for NDCG@10, and its path")
+            for form, alpha_range in (("convex", (0.0, 1.0)), ("boosting", (0.1, 5.0)))]

@@ -20,14 +20,16 @@ FLOORS = {
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
                      "_ranking", "_quickscorer", "_graded_kernels", "_binary_kernels", "_threads",
-                     "_losses", "_objective_checks", "_tree_checks", "_compile_notice"],
+                     "_losses", "_objective_checks", "_tree_checks", "_compile_notice", "_combine_setup",
+                     "_combine_kernels", "combine"],
                     KERNELS),
     "engine": SEAM,
-    **dict.fromkeys(["boosting", "missing", "_forest_loop"], LOOPS),
+    **dict.fromkeys(["boosting", "missing", "_forest_loop", "reweight"], LOOPS),
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
                      "sklearn"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
-                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_export", "_cli_import"], CLI),
+                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_export", "_cli_import",
+                     "_cli_combine"], CLI),
 }
 
 
