@@ -34,7 +34,14 @@ from numba import njit, prange
 
 from twinrank.reference._combine_setup import ALPHA_TOLERANCE
 
-from ._ranking import QUERIES_PER_BLOCK, argsort_descending, n_blocks
+from ._ranking import argsort_descending
+
+QUERIES_PER_BLOCK = 64  # fixed blocks of queries, one scratch set each: never a function of the threads
+
+
+@njit(cache=True)
+def n_blocks(n_queries):
+    return (n_queries + QUERIES_PER_BLOCK - 1) // QUERIES_PER_BLOCK
 
 
 @njit(cache=True)
