@@ -22,9 +22,10 @@ from .data import Dataset
 from .engine import REFERENCE
 from .errors import ParameterError
 from .explain import feature_importances
+from ._feature_costs import CostLedger, feature_cost_array, features_used
 from .missing import run_fit
 from .model import SPLIT_STRATEGIES, Ensemble, with_missing
-from .params import FitParams, TreeParams, from_names
+from .params import CostParams, FitParams, TreeParams, from_names
 
 SCORE_METRIC, SCORE_CONVENTION = "ndcg@10", "lightgbm"  # what ``score`` reports
 
@@ -84,8 +85,11 @@ class RankerEstimator(ScikitLearnProtocol):
         saved with the model). ``callback(iteration, record)`` is called after every tree.
         """
         params = self.validated_params()
+        params.costs = self.cost_params()
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
         self.check_data(params, train, valid, init_score)
+        self.feature_costs_ = None if params.costs is None else feature_cost_array(
+            params.costs.feature_costs, train.n_features)  # (n_features,) or None
         fitted = None
         if params.fit.missing not in SPLIT_STRATEGIES:
             fitted = run_fit(self.engine, train.X, params.fit.missing)
@@ -100,10 +104,27 @@ class RankerEstimator(ScikitLearnProtocol):
         """``callback`` also printing every ``verbose``-th round (:func:`with_progress`)."""
         return with_progress(callback, verbose)
 
+    def cost_params(self) -> CostParams | None:
+        """The validated :class:`CostParams` of an estimator that has them, else None."""
+        if CostParams not in self.param_objects:
+            return None
+        return from_names(CostParams, self.get_params())
+
     def check_data(self, params, train: Dataset, valid: Dataset | None, init_score) -> None:
         """Raise ParameterError if the data do not suit the parameters (before any fitting)."""
         if init_score is not None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
+
+    def cost_ledger(self, cost_lambda: float, prior: Ensemble | None = None) -> CostLedger | None:
+        r"""The feature costs the fit's first tree sees (None when cost-blind: no costs or
+        $\lambda_c = 0$); with ``free_after_use``, the features ``prior`` splits on are paid."""
+        costs = getattr(self, "feature_costs_", None)
+        if costs is None or cost_lambda == 0:
+            return None
+        ledger = CostLedger(costs, self.free_after_use)
+        if prior is not None:
+            ledger.pay(all_trees(prior))
+        return ledger
 
     def fit_model(self, params, train: Dataset, valid: Dataset | None, *, init_score, callback):
         """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled)."""
@@ -198,7 +219,19 @@ class BoostedRanker(RankerEstimator):
         params = self.get_params()
         if params.get("init_model") is not None and not isinstance(params["init_model"], str):
             params["init_model"] = "<prior model, stored in the model file>"
-        return params
+        return with_resolved_costs(params, getattr(self, "feature_costs_", None))
+
+
+def with_resolved_costs(params: dict, costs) -> dict:
+    """``params`` with ``feature_costs`` as the costs the fit used (a list; a costs file read)."""
+    if "feature_costs" in params:
+        params["feature_costs"] = None if costs is None else [float(c) for c in costs]
+    return params
+
+
+def all_trees(model: Ensemble) -> list:
+    """Every tree ``model`` scores with: its prior model's (recursively), then its own."""
+    return ([] if model.init_model is None else all_trees(model.init_model)) + list(model.trees)
 
 
 def truncated(model: Ensemble, n_trees: int | None) -> Ensemble:
