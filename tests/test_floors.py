@@ -14,19 +14,19 @@ FLOORS = {
     **dict.fromkeys(["errors", "constants", "_atomic", "params", "sampling", "data", "letor",
                      "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions",
                      "_param_checks", "_tree_params", "_algorithm_params", "_model_json", "_ensemble",
-                     "_mcrank_model", "_missing_values", "explain"],
+                     "_mcrank_model", "_missing_values", "explain", "_feature_costs"],
                     DATA_MODEL),
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
                      "_ranking", "_quickscorer", "_graded_kernels", "_binary_kernels", "_threads",
-                     "_losses", "_objective_checks", "_tree_checks"],
+                     "_losses", "_objective_checks", "_tree_checks", "exits", "cost"],
                     KERNELS),
     "engine": SEAM,
     **dict.fromkeys(["boosting", "missing", "_forest_loop"], LOOPS),
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
-                     "sklearn"], ESTIMATORS),
+                     "sklearn", "transfer"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
-                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data"], CLI),
+                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_cost"], CLI),
 }
 
 
