@@ -22,7 +22,8 @@ from .data import Dataset
 from .engine import REFERENCE
 from .errors import ParameterError
 from .explain import feature_importances
-from ._feature_costs import CostLedger, feature_cost_array, features_used
+from ._feature_costs import CostLedger, feature_cost_array
+from .cost import cumulative_cost, model_trees
 from .missing import run_fit
 from .model import SPLIT_STRATEGIES, Ensemble, with_missing
 from .params import CostParams, FitParams, TreeParams, from_names
@@ -130,17 +131,30 @@ class RankerEstimator(ScikitLearnProtocol):
         """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled)."""
         raise NotImplementedError
 
-    def predict(self, X, n_trees: int | None = None) -> np.ndarray:
+    def predict(self, X, n_trees: int | None = None, exits=None):
         """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset).
 
         ``n_trees``: score with the first ``n_trees`` trees only (None: every tree the
         model kept; early stopping already keeps only the best iteration's trees, and
         ``best_iteration_`` is that count). A prior model (``init_model``) always counts whole.
+
+        ``exits``: an :class:`~twinrank.reference.exits.EarlyExit`; then the result is an
+        :class:`~twinrank.reference.exits.ExitScores` (scores, each document's exit tree and
+        its cost, :mod:`~twinrank.reference.cost`, with the model's feature costs, zero if
+        it has none, and a tree cost of 1). A Dataset's queries are the exits' queries; an
+        array is one query.
         """
         model = truncated(self._fitted_model(), n_trees)
+        offsets = X.query_offsets if isinstance(X, Dataset) else None
         X = X.X if isinstance(X, Dataset) else np.asarray(X, dtype=np.float32)
         with self.engine.threads(self.n_threads):
-            return self.engine.predict_ensemble(model, X)
+            if exits is None:
+                return self.engine.predict_ensemble(model, X)
+            result = self.engine.predict_exits(model, X, offsets, exits)
+        stored = model.params.get("feature_costs")
+        costs = np.zeros(model.n_features) if stored is None else np.asarray(stored, dtype=np.float64)
+        result.cost = cumulative_cost(model_trees(model), costs)[0][result.exit_tree]  # (n_rows,)
+        return result
 
     def score(self, X, y=None, qid=None) -> float:
         """Mean NDCG@10 over the queries of ``X, y, qid`` (or a Dataset), LightGBM's convention.

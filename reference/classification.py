@@ -263,11 +263,14 @@ class McRank(BoostedRanker):
             callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
                                    label=f"y>{threshold:g} "), costs=costs)
 
-    def predict(self, X, n_trees: int | None = None) -> np.ndarray:
+    def predict(self, X, n_trees: int | None = None, exits=None) -> np.ndarray:
         r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset).
 
         ``n_trees``: the first ``n_trees`` rounds of every classifier (None: all).
+        ``exits``: must be None (the expected relevance is not a sum over trees).
         """
+        if exits is not None:
+            raise ParameterError("McRank scores by expected relevance, not a sum of trees: no early exits")
         return self.predict_proba(X, n_trees) @ self._fitted_model().relevance_weights
 
     def predict_proba(self, X, n_trees: int | None = None) -> np.ndarray:
