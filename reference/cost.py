@@ -129,7 +129,8 @@ def metric_cost_curve(model, data: Dataset, feature_costs=None, *, metric: str =
     """The metric and the mean cost after each tree, for metric-vs-cost plots.
 
     Returns ``{"n_trees": (T,), "cost": (T,) the cumulative mean cost, metric: (T,)}``,
-    the metric of the scores after $t$ trees (exited documents placed by ``exits``).
+    the metric of the scores after $t$ trees (exited documents placed by ``exits``);
+    ``metric`` may be a list of names (one entry each).
     """
     return curve_with(predict.predict_tree, _exits.frozen_now, metrics.evaluate, model, data,
                       feature_costs, metric, convention, tree_cost, exits)
@@ -149,7 +150,8 @@ def curve_with(predict_tree, frozen_now, evaluate, model, data, feature_costs, m
     groups = _exits.groups_of(n, data.query_offsets, stages)
     scores, active = np.full(n, base), np.ones(n, dtype=bool)  # (n_rows,)
     exit_tree = np.full(n, T, dtype=np.int64)  # survivors so far: T
-    values, cost = np.zeros(T), np.zeros(T)
+    names = [metric] if isinstance(metric, str) else list(metric)
+    values, cost = {name: np.zeros(T) for name in names}, np.zeros(T)
     for t in range(T):
         rows = np.flatnonzero(active)
         scores[rows] += weights[t] * predict_tree(trees[t], X[rows])
@@ -157,6 +159,8 @@ def curve_with(predict_tree, frozen_now, evaluate, model, data, feature_costs, m
             out = frozen_now(scores, active, groups, stages)
             exit_tree[out], active[out] = t + 1, False
         placed = _exits.placed(scores, exit_tree, stages)
-        values[t] = evaluate(metric, data.y, placed, data.query_offsets, convention=convention)[metric]
+        found = evaluate(names, data.y, placed, data.query_offsets, convention=convention)
+        for name in names:
+            values[name][t] = found[name]
         cost[t] = C[np.minimum(t + 1, exit_tree)].mean()
-    return {"n_trees": np.arange(1, T + 1), "cost": cost, metric: values}
+    return {"n_trees": np.arange(1, T + 1), "cost": cost, **values}
