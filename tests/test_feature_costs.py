@@ -193,3 +193,19 @@ def test_the_cli_trains_with_a_costs_file(tmp_path, capsys):
     assert main(["train", "--train", train, "--model", str(model), "--algorithm", "gbrt",
                  "--trees", "1", "--feature-costs", str(bad), "--quiet"]) == 2
     assert f"{bad}:2: cost 'x' is not a number" in capsys.readouterr().err
+
+
+def test_cost_aware_gbrt_keeps_the_ndcg_at_half_the_feature_cost_on_mq2008():
+    """The issue's bar: >= 98% of the cost-blind test NDCG@10 at <= half its mean feature cost
+    (five feature groups, costs 1, 2, 4, 8, 16; the per-tree cost not counted)."""
+    from twinrank.fast import GBRT, evaluate
+    from twinrank.fast.cost import model_cost
+    train, _, test = load_mq2008(fold=1)
+    results = []
+    for cost_lambda in (0.0, 1.0):
+        est = GBRT(n_trees=100, max_leaves=8, cost_lambda=cost_lambda, feature_costs=GROUPS).fit(train)
+        ndcg = evaluate("ndcg@10", test.y, est.predict(test), test.query_offsets)["ndcg@10"]
+        results.append((ndcg, model_cost(est.model_, test, GROUPS, tree_cost=0.0).mean_cost))
+    (blind_ndcg, blind_cost), (aware_ndcg, aware_cost) = results
+    assert aware_ndcg >= 0.98 * blind_ndcg
+    assert aware_cost <= 0.5 * blind_cost
