@@ -54,7 +54,8 @@ def add_parser(sub) -> None:
     p.add_argument("--model", required=True, help="model file (JSON, from either engine)")
     p.add_argument("--data", required=True, help="data to score (LETOR format, .gz ok)")
     p.add_argument("--feature-costs", metavar="FILE",
-                   help="'feature cost' lines, one per feature (default: the costs the model stores)")
+                   help="'feature cost' lines, one per feature (default: the costs the model stores; "
+                        "a model without costs: every feature costs 0, only the trees count)")
     p.add_argument("--tree-cost", type=float, default=1.0,
                    help="the cost of evaluating one tree for one document (default: 1)")
     add_exit_options(p)
@@ -74,7 +75,12 @@ def run(args) -> int:
     exits = exits_from_args(args)
     model = load_model(args.model)
     data = read_letor(args.data, n_features=model.n_features)
-    result = engine_module(args.engine, "cost").model_cost(model, data, args.feature_costs,
+    costs = args.feature_costs
+    if costs is None and (getattr(model, "params", None) or {}).get("feature_costs") is None:
+        print("the model stores no feature costs and --feature-costs is not given: features cost 0",
+              file=sys.stderr)
+        costs = np.zeros(model.n_features)
+    result = engine_module(args.engine, "cost").model_cost(model, data, costs,
                                                            tree_cost=args.tree_cost, exits=exits)
     exited = np.bincount(result.exit_tree, minlength=len(result.cost_per_tree) + 1)
     report = {"mean_cost": result.mean_cost, "mean_feature_cost": result.mean_feature_cost,

@@ -212,3 +212,11 @@ def test_an_array_is_one_query():
     b = ref_exits.predict_exits(model, X, None, EarlyExit(every=2, fraction=0.25, scope="global"))
     np.testing.assert_array_equal(a.exit_tree, b.exit_tree)
     assert (a.exit_tree == 2).sum() == 10
+
+
+def test_the_cost_of_a_model_without_costs_counts_the_trees(models, capsys):
+    _, paths, _ = models
+    assert main(["cost", "--model", str(paths["forest"]), "--data", TEST_FILE, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["cost_per_tree"] == [float(t) for t in range(1, 11)]
+    assert "features cost 0" in captured.err
