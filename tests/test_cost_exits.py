@@ -4,6 +4,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from twinrank.fast import cost as fast_cost
 from twinrank.fast import exits as fast_exits
@@ -220,3 +222,21 @@ def test_the_cost_of_a_model_without_costs_counts_the_trees(models, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["cost_per_tree"] == [float(t) for t in range(1, 11)]
     assert "features cost 0" in captured.err
+
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.booleans()),
+                min_size=1, max_size=30),
+       st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9]))
+def test_the_twins_freeze_the_same_documents_with_ties(rows, fraction):
+    rows = sorted(rows, key=lambda r: r[0])  # groups contiguous
+    groups = np.array([g for g, _, _ in rows], dtype=np.int64)
+    scores = np.array([s for _, s, _ in rows])
+    active = np.array([a for _, _, a in rows])
+    exits = EarlyExit(every=1, fraction=fraction)
+    expected = ref_exits.frozen_now(scores, active, groups, exits)
+    np.testing.assert_array_equal(fast_exits.frozen_now(scores, active, groups, exits), expected)
+    assert not (expected & ~active).any()
+    for g in np.unique(groups):
+        n = int((active & (groups == g)).sum())
+        assert expected[groups == g].sum() == int(np.floor(fraction * n))
