@@ -9,6 +9,7 @@ from twinrank.reference.errors import DataFormatError, ParameterError
 
 from ._cli_common import (STDOUT, add_engine_option, add_reading_options, add_threads_option, check_input,
                           check_output, engine_module, reading_options)
+from ._cli_cost import add_exit_options, exits_from_args
 
 
 def add_parser(sub) -> None:
@@ -31,6 +32,7 @@ def add_parser(sub) -> None:
                         "as missing values) (default: such a file is refused)")
     add_reading_options(p, labels=False)
     add_threads_option(p)
+    add_exit_options(p)
     add_engine_option(p)
     p.set_defaults(run=run)
 
@@ -44,13 +46,21 @@ def run(args) -> int:
     check_input(args.model, "--model")
     check_input(args.data, "--data")
     check_output(args.output, "--output")
+    exits = exits_from_args(args)
     model = first_trees(load_model(args.model), args.trees)
     data = read_letor(args.data, n_features=model.n_features, max_label=None, **reading_options(args))
     if data.n_features_in_file < model.n_features and not args.allow_fewer_features:
         raise DataFormatError(args.data, None, f"has {data.n_features_in_file} features (its largest feature "
                                                f"id) but the model takes {model.n_features}; pass "
                                                "--allow-fewer-features to read the missing ones as 0.0")
-    if isinstance(model, McRankModel):
+    if exits is not None:
+        if isinstance(model, McRankModel):
+            raise ParameterError("McRank scores by expected relevance, not a sum of trees: no early exits")
+        exit_scores = engine_module(args.engine, "exits").predict_exits
+
+        def predict(model, X):
+            return exit_scores(model, X, data.query_offsets, exits).scores
+    elif isinstance(model, McRankModel):
         predict = engine_module(args.engine, "classification").expected_relevance
     else:
         predict = engine_module(args.engine, "predict").predict_ensemble

@@ -15,9 +15,9 @@ __all__ = ["boost", "run_boosting", "StoppingRule", "Objective"]
 
 def boost(train, objective, params, *, valid=None, init_model=None, init_scores=None,
           valid_init_scores=None, algorithm="gbrt", model_params=None, base_score=0.0,
-          callback=None):
+          callback=None, costs=None):
     """Numba-parallel twin of `twinrank.reference.boosting.boost` (same loop, engine ``FAST``)."""
     return run_boosting(FAST, train, objective, params, valid=valid, init_model=init_model,
                         init_scores=init_scores, valid_init_scores=valid_init_scores,
                         algorithm=algorithm, model_params=model_params, base_score=base_score,
-                        callback=callback)
+                        callback=callback, costs=costs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from twinrank.reference.engine import Engine
 
-from . import binning, combine, metrics, objectives, predict, tree
+from . import binning, combine, exits, metrics, objectives, predict, tree
 from ._threads import threads
 
 __all__ = ["Engine", "FAST"]
@@ -17,6 +17,7 @@ FAST = Engine(
     bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins,
     grow_tree=tree.grow_tree, grow_trees=tree.grow_trees,
     predict_tree_binned=predict.predict_tree_binned, predict_ensemble=predict.predict_ensemble,
+    predict_exits=exits.predict_exits,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,
     evaluate=metrics.evaluate,

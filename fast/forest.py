@@ -20,10 +20,10 @@ __all__ = ["RandomForest", "IGBRT", "grow_forest", "grow_trees", "trees_at_once"
 
 
 def grow_forest(train, params, *, valid=None, algorithm="random_forest", model_params=None,
-                callback=None):
+                callback=None, costs=None):
     """Numba-parallel twin of `twinrank.reference.forest.grow_forest` (same loop, engine ``FAST``)."""
     return run_forest(FAST, train, params, valid=valid, algorithm=algorithm,
-                      model_params=model_params, callback=callback)
+                      model_params=model_params, callback=callback, costs=costs)
 
 
 class RandomForest(_reference.RandomForest):

@@ -1,6 +1,7 @@
 """Parameter objects (shared data model, defined once in ``twinrank.reference.params``)."""
-from twinrank.reference.params import (AveragingParams, BoostParams, FitParams, ForestParams,
-                                       LambdaRankParams, McRankParams, TreeParams, from_names)
+from twinrank.reference.params import (AveragingParams, BoostParams, CostParams, FitParams,
+                                       ForestParams, LambdaRankParams, McRankParams, TreeParams,
+                                       from_names)
 
 __all__ = ["TreeParams", "BoostParams", "ForestParams", "LambdaRankParams", "FitParams",
-           "AveragingParams", "McRankParams", "from_names"]
+           "AveragingParams", "McRankParams", "CostParams", "from_names"]

@@ -133,7 +133,8 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     return Split(float(gains[f]), int(f), int(bins[f]), bool(missing_left))
 
 
-def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list:
+def grow_trees(binned, gradients, hessians, thresholds, params, samples, *,
+               feature_cost=None) -> list:
     """Numba-parallel twin of `twinrank.reference.tree.grow_trees`.
 
     Grows :func:`trees_at_once` trees at a time, each on one numba thread, when that
@@ -144,7 +145,7 @@ def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list
         rows, mask = sample
         with threads(n_threads):
             return grow_tree(binned, gradients, hessians, thresholds, params, rows=rows,
-                                  feature_mask=mask)
+                             feature_mask=mask, feature_cost=feature_cost)
 
     n_workers = min(len(samples), trees_at_once())
     if n_workers <= 1:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ._feature_costs import check_feature_costs
 from ._param_checks import check_bool, check_fraction, check_int, check_real
 from ._tree_params import TreeParams
 from .errors import ParameterError
@@ -26,6 +27,10 @@ class ForestParams:
         (Ibrahim 2021's sub-sample size); with ``bootstrap`` the bootstrap is drawn
         from the rows of those queries.
     max_bins, metric, convention, seed : as in :class:`BoostParams`.
+    cost_batch_size : int
+        Trees grown on the same feature costs: with ``free_after_use``, the costs of
+        the features a batch split on are zeroed after the batch (Mohan 2010, Ch. 6).
+        Independent of the thread count, so the forest is too.
     """
 
     n_trees: int = 100
@@ -36,6 +41,7 @@ class ForestParams:
     metric: str = "ndcg@10"
     convention: str = "lightgbm"
     seed: int = 0
+    cost_batch_size: int = 16
 
     def __post_init__(self):
         check_int("n_trees", self.n_trees, low=1)
@@ -46,9 +52,34 @@ class ForestParams:
         check_fraction("query_subsample", self.query_subsample)
         check_int("max_bins", self.max_bins, low=2, high=255)
         check_int("seed", self.seed, low=0)
+        check_int("cost_batch_size", self.cost_batch_size, low=1)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class CostParams:
+    r"""Feature costs of cost-aware trees (Mohan 2010, Ch. 6; :mod:`~twinrank.reference.cost`).
+
+    Parameters
+    ----------
+    feature_costs : array, path or None
+        The cost $c(f) \ge 0$ of computing each feature: one number per feature, or a
+        file of ``feature cost`` lines (LETOR feature ids, 1-based); splits then score
+        $\mathrm{gain} - \lambda_c\,c(f)$ with ``cost_lambda``. None: no costs.
+    free_after_use : bool
+        A feature some earlier tree split on costs nothing more (its value is computed
+        once per document): boosting zeroes its cost after each tree, a forest after
+        each batch of ``cost_batch_size`` trees.
+    """
+
+    feature_costs: object = None
+    free_after_use: bool = True
+
+    def __post_init__(self):
+        check_feature_costs(self.feature_costs)
+        check_bool("free_after_use", self.free_after_use)
 
 
 TARGETS = ("ndcg", "map", "err")  # the metrics LambdaRank's lambdas optimise

@@ -22,9 +22,11 @@ from .data import Dataset, dense_features
 from .engine import REFERENCE
 from .errors import ParameterError
 from .explain import feature_importances
+from ._feature_costs import CostLedger, feature_cost_array
+from .cost import cumulative_cost, model_trees
 from .missing import run_fit
 from .model import SPLIT_STRATEGIES, Ensemble, with_missing
-from .params import FitParams, TreeParams, from_names
+from .params import CostParams, FitParams, TreeParams, from_names
 
 SCORE_METRIC, SCORE_CONVENTION = "ndcg@10", "lightgbm"  # what ``score`` reports
 
@@ -84,11 +86,14 @@ class RankerEstimator(ScikitLearnProtocol):
         saved with the model). ``callback(iteration, record)`` is called after every tree.
         """
         params = self.validated_params()
+        params.costs = self.cost_params()
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
         if train.n_features == 0:
             raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
                                  f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
         self.check_data(params, train, valid, init_score)
+        self.feature_costs_ = None if params.costs is None else feature_cost_array(
+            params.costs.feature_costs, train.n_features)  # (n_features,) or None
         fitted = None
         if params.fit.missing not in SPLIT_STRATEGIES:
             fitted = run_fit(self.engine, train.X, params.fit.missing)
@@ -103,26 +108,56 @@ class RankerEstimator(ScikitLearnProtocol):
         """``callback`` also printing every ``verbose``-th round (:func:`with_progress`)."""
         return with_progress(callback, verbose)
 
+    def cost_params(self) -> CostParams | None:
+        """The validated :class:`CostParams` of an estimator that has them, else None."""
+        if CostParams not in self.param_objects:
+            return None
+        return from_names(CostParams, self.get_params())
+
     def check_data(self, params, train: Dataset, valid: Dataset | None, init_score) -> None:
         """Raise ParameterError if the data do not suit the parameters (before any fitting)."""
         if init_score is not None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
 
+    def cost_ledger(self, cost_lambda: float, prior: Ensemble | None = None) -> CostLedger | None:
+        r"""The feature costs the fit's first tree sees (None when cost-blind: no costs or
+        $\lambda_c = 0$); with ``free_after_use``, the features ``prior`` splits on are paid."""
+        costs = getattr(self, "feature_costs_", None)
+        if costs is None or cost_lambda == 0:
+            return None
+        ledger = CostLedger(costs, self.free_after_use)
+        if prior is not None:
+            ledger.pay(all_trees(prior))
+        return ledger
+
     def fit_model(self, params, train: Dataset, valid: Dataset | None, *, init_score, callback):
         """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled)."""
         raise NotImplementedError
 
-    def predict(self, X, n_trees: int | None = None) -> np.ndarray:
+    def predict(self, X, n_trees: int | None = None, exits=None):
         """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset).
 
         ``n_trees``: score with the first ``n_trees`` trees only (None: every tree the
         model kept; early stopping already keeps only the best iteration's trees, and
         ``best_iteration_`` is that count). A prior model (``init_model``) always counts whole.
+
+        ``exits``: an :class:`~twinrank.reference.exits.EarlyExit`; then the result is an
+        :class:`~twinrank.reference.exits.ExitScores` (scores, each document's exit tree and
+        its cost, :mod:`~twinrank.reference.cost`, with the model's feature costs, zero if
+        it has none, and a tree cost of 1). A Dataset's queries are the exits' queries; an
+        array is one query.
         """
         model = truncated(self._fitted_model(), n_trees)
+        offsets = X.query_offsets if isinstance(X, Dataset) else None
         X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
-            return self.engine.predict_ensemble(model, X)
+            if exits is None:
+                return self.engine.predict_ensemble(model, X)
+            result = self.engine.predict_exits(model, X, offsets, exits)
+        stored = model.params.get("feature_costs")
+        costs = np.zeros(model.n_features) if stored is None else np.asarray(stored, dtype=np.float64)
+        result.cost = cumulative_cost(model_trees(model), costs)[0][result.exit_tree]  # (n_rows,)
+        return result
 
     def score(self, X, y=None, qid=None) -> float:
         """Mean NDCG@10 over the queries of ``X, y, qid`` (or a Dataset), LightGBM's convention.
@@ -204,7 +239,19 @@ class BoostedRanker(RankerEstimator):
         params = self.get_params()
         if params.get("init_model") is not None and not isinstance(params["init_model"], str):
             params["init_model"] = "<prior model, stored in the model file>"
-        return params
+        return with_resolved_costs(params, getattr(self, "feature_costs_", None))
+
+
+def with_resolved_costs(params: dict, costs) -> dict:
+    """``params`` with ``feature_costs`` as the costs the fit used (a list; a costs file read)."""
+    if "feature_costs" in params:
+        params["feature_costs"] = None if costs is None else [float(c) for c in costs]
+    return params
+
+
+def all_trees(model: Ensemble) -> list:
+    """Every tree ``model`` scores with: its prior model's (recursively), then its own."""
+    return ([] if model.init_model is None else all_trees(model.init_model)) + list(model.trees)
 
 
 def truncated(model: Ensemble, n_trees: int | None) -> Ensemble:

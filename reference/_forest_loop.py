@@ -18,12 +18,12 @@ from .params import ForestParams
 from .sampling import bootstrap, feature_masks, make_rng, subsample
 
 
-TREES_PER_BATCH = 16  # trees drawn, then grown, at a time
+TREES_PER_BATCH = ForestParams.cost_batch_size  # trees drawn, then grown, at a time (default)
 
 
 def grow_forest(train: Dataset, params: ForestParams, *, valid: Dataset | None = None,
                 algorithm: str = "random_forest", model_params: dict | None = None,
-                callback=None) -> Ensemble:
+                callback=None, costs=None) -> Ensemble:
     r"""Grow a random forest of ``params.n_trees`` trees on ``train`` (:mod:`~twinrank.reference.forest`).
 
     Parameters
@@ -35,17 +35,20 @@ def grow_forest(train: Dataset, params: ForestParams, *, valid: Dataset | None =
     algorithm, model_params : stored on the model.
     callback : callable ``(iteration, record)`` called after every tree, ``record`` a dict
         of metric values (``"train:ndcg@10"`` in-sample, ``"valid:ndcg@10"``).
+    costs : CostLedger, optional (:mod:`~twinrank.reference._feature_costs`); the trees of
+        a batch of ``params.cost_batch_size`` are grown on the same costs, then the batch
+        is paid for (free after use). None: no costs.
 
     Returns
     -------
     Ensemble with tree weights $1/T$ and base score 0.
     """
     return run_forest(REFERENCE, train, params, valid=valid, algorithm=algorithm,
-                      model_params=model_params, callback=callback)
+                      model_params=model_params, callback=callback, costs=costs)
 
 
 def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_forest",
-               model_params=None, callback=None) -> Ensemble:
+               model_params=None, callback=None, costs=None) -> Ensemble:
     """The loop of :func:`grow_forest`, on the kernels of ``engine``."""
     rng = make_rng(params.seed)
     thresholds = engine.bin_thresholds(train.X, params.max_bins)
@@ -56,9 +59,13 @@ def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_f
         scored.append((valid, engine.apply_bins(valid.X, thresholds), np.zeros(valid.n_rows), "valid"))
     trees, history = [], {}
     while len(trees) < params.n_trees:
-        n_batch = min(TREES_PER_BATCH, params.n_trees - len(trees))
+        n_batch = min(params.cost_batch_size, params.n_trees - len(trees))
         samples = [tree_sample(rng, train, params) for _ in range(n_batch)]
-        for f in engine.grow_trees(binned, gradients, hessians, thresholds, params.tree, samples):
+        batch = engine.grow_trees(binned, gradients, hessians, thresholds, params.tree, samples,
+                                  feature_cost=None if costs is None else costs.current)
+        if costs is not None:
+            costs.pay(batch)
+        for f in batch:
             trees.append(f)
             record = _record(engine, params, scored, f, len(trees))
             for key, value in record.items():

@@ -50,7 +50,7 @@ class Objective(Loss):
 def boost(train: Dataset, objective, params: BoostParams, *, valid: Dataset | None = None,
           init_model: Ensemble | None = None, init_scores=None, valid_init_scores=None,
           algorithm: str = "gbrt", model_params: dict | None = None, base_score: float = 0.0,
-          callback=None) -> Ensemble:
+          callback=None, costs=None) -> Ensemble:
     r"""Boost ``params.n_trees`` trees on ``train`` and return the :class:`Ensemble`.
 
     Parameters
@@ -71,16 +71,20 @@ def boost(train: Dataset, objective, params: BoostParams, *, valid: Dataset | No
         dict of metric values: ``"valid:ndcg@10"`` with ``valid``, ``"train:ndcg@10"``
         with ``params.eval_train``; empty with neither. The model's ``history`` holds
         the same keys, one value per tree.
+    costs : CostLedger, optional (:mod:`~twinrank.reference._feature_costs`); each tree is
+        grown with the split penalty ``params.tree.cost_lambda * costs.current`` (Mohan 2010,
+        Eq. 6.1) and then paid for: with free-after-use, the features it split on cost 0
+        from the next tree on. None: no costs.
     """
     return run_boosting(REFERENCE, train, objective, params, valid=valid, init_model=init_model,
                         init_scores=init_scores, valid_init_scores=valid_init_scores,
                         algorithm=algorithm, model_params=model_params, base_score=base_score,
-                        callback=callback)
+                        callback=callback, costs=costs)
 
 
 def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=None,
                  init_scores=None, valid_init_scores=None, algorithm="gbrt", model_params=None,
-                 base_score=0.0, callback=None) -> Ensemble:
+                 base_score=0.0, callback=None, costs=None) -> Ensemble:
     """The loop of :func:`boost`, on the kernels of ``engine``."""
     loss = loss if isinstance(loss, Loss) else Objective(loss)
     rng = make_rng(params.seed)
@@ -100,13 +104,16 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         queries, rows = _round_sample(rng, train, params)
         loss.gradients(scores, queries, g, h)
         masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)
-        f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks)
+        f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
+                             feature_cost=None if costs is None else costs.current)
         if f.n_nodes == 1:  # no split improves the loss: every further round would add a constant
             if not trees:
                 alone = "its prior model" if init_model is not None else "its constant starting score"
                 warnings.warn(f"boosting grew no tree: {why_no_split(train, thresholds, g, rows, params.tree)}; "
                               f"the model is {alone} alone", TwinrankWarning, stacklevel=2)
             break
+        if costs is not None:
+            costs.pay([f])
         f = dataclasses.replace(f, value=f.value * params.learning_rate)
         train_step = engine.predict_tree_binned(f, binned)  # (n_rows,) the Newton step
         valid_step = engine.predict_tree_binned(f, valid_binned) if valid is not None else None

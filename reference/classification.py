@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._estimator import BoostedRanker, truncated, with_progress
+from ._estimator import BoostedRanker, truncated, with_progress, with_resolved_costs
 from .boosting import run_boosting
 from .data import Dataset, dense_features
 from .engine import REFERENCE
@@ -51,7 +51,8 @@ from .errors import ParameterError
 from .model import MCRANK as ALGORITHM
 from .model import Ensemble, McRankModel, load_model
 from ._losses import _sigmoid_pair
-from .params import WEIGHTINGS, BoostParams, FitParams, McRankParams, TreeParams, from_names
+from .params import (WEIGHTINGS, BoostParams, CostParams, FitParams, McRankParams, TreeParams,
+                     from_names)
 
 __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
            "probabilities_from_scores", "relevance_weights", "fit_relevance_weights",
@@ -147,6 +148,11 @@ class McRank(BoostedRanker):
     max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
     cost_lambda :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`).
+    feature_costs, free_after_use : the cost of each feature (an array, or a file of
+        ``feature cost`` lines) and whether a feature is free once some earlier tree split on
+        it (:class:`~twinrank.reference.params.CostParams`); with ``cost_lambda > 0`` splits
+        score $\mathrm{gain} - \lambda_c\,c(f)$ (Mohan 2010, Eq. 6.1). Stored in the model file.
+        The classifiers pay in turn: a feature classifier $j$ used is free for $j + 1$.
     subsample : fraction of the training rows drawn without replacement for each tree
         (stochastic gradient boosting, Friedman 2002).
     feature_fraction : fraction of features drawn at each node.
@@ -187,13 +193,14 @@ class McRank(BoostedRanker):
     ``n_trees`` trees (fewer if no split improves its loss).
     """
 
-    param_objects = (TreeParams, BoostParams, McRankParams, FitParams)
+    param_objects = (TreeParams, BoostParams, McRankParams, CostParams, FitParams)
 
     def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
                  max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
                  min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
                  min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  subsample=BoostParams.subsample, feature_fraction=TreeParams.feature_fraction,
                  max_bins=BoostParams.max_bins, weighting=McRankParams.weighting,
                  fit_weights=McRankParams.fit_weights, eval_train=BoostParams.eval_train,
@@ -233,7 +240,8 @@ class McRank(BoostedRanker):
         the record's keys prefixed ``"y>c:"``.
         """
         labels = np.unique(train.y)  # (K,) sorted
-        classifiers = [self._fit_classifier(params, train, valid, c, j, callback)
+        costs = self.cost_ledger(params.boost.tree.cost_lambda)  # shared by the classifiers
+        classifiers = [self._fit_classifier(params, train, valid, c, j, callback, costs)
                        for j, c in enumerate(labels[:-1])]
         if params.mcrank.fit_weights:
             probabilities = probabilities_from_scores(
@@ -244,7 +252,7 @@ class McRank(BoostedRanker):
         return McRankModel(classifiers, labels, weights, train.n_features, self._model_params())
 
     def _fit_classifier(self, params, train: Dataset, valid, threshold: float, j: int,
-                        callback) -> Ensemble:
+                        callback, costs=None) -> Ensemble:
         """Boost the logistic classifier of ``y > threshold`` from the log-odds of its prior."""
         loss = self.engine.logistic((train.y > threshold).astype(np.float64))  # t_i = [y_i > c_j]
         seed = classifier_seed(self.seed, j)
@@ -253,13 +261,16 @@ class McRank(BoostedRanker):
             algorithm="mcrank-classifier", model_params={"threshold": float(threshold), "seed": seed},
             base_score=loss.baseline(),
             callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
-                                   label=f"y>{threshold:g} "))
+                                   label=f"y>{threshold:g} "), costs=costs)
 
-    def predict(self, X, n_trees: int | None = None) -> np.ndarray:
+    def predict(self, X, n_trees: int | None = None, exits=None) -> np.ndarray:
         r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset).
 
         ``n_trees``: the first ``n_trees`` rounds of every classifier (None: all).
+        ``exits``: must be None (the expected relevance is not a sum over trees).
         """
+        if exits is not None:
+            raise ParameterError("McRank scores by expected relevance, not a sum of trees: no early exits")
         return self.predict_proba(X, n_trees) @ self._fitted_model().relevance_weights
 
     def predict_proba(self, X, n_trees: int | None = None) -> np.ndarray:
@@ -282,7 +293,7 @@ class McRank(BoostedRanker):
         return est
 
     def _model_params(self) -> dict:
-        params = self.get_params()
+        params = with_resolved_costs(self.get_params(), getattr(self, "feature_costs_", None))
         if not isinstance(params["weighting"], str):
             params["weighting"] = np.asarray(params["weighting"], dtype=np.float64).tolist()
         return params

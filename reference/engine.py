@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
-from . import binning, combine, metrics, objectives, predict, tree
+from . import binning, combine, exits, metrics, objectives, predict, tree
 from ._param_checks import check_n_threads
 
 
@@ -25,6 +25,7 @@ class Engine:
     bin_thresholds, apply_bins : :mod:`binning`
     grow_tree, grow_trees : :mod:`tree` (one tree; a forest's batch of trees)
     predict_tree_binned, predict_ensemble : :mod:`predict`
+    predict_exits : :mod:`exits` (scoring with early exits)
     squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
     evaluate : :func:`metrics.evaluate`
     optimal_combination : :func:`combine.optimal_combination` (the exact line search of ``step="optimal"``)
@@ -38,6 +39,7 @@ class Engine:
     grow_trees: Callable
     predict_tree_binned: Callable
     predict_ensemble: Callable
+    predict_exits: Callable
     squared_error: type
     logistic: type
     lambdarank: type
@@ -57,6 +59,7 @@ REFERENCE = Engine(
     bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins,
     grow_tree=tree.grow_tree, grow_trees=tree.grow_trees,
     predict_tree_binned=predict.predict_tree_binned, predict_ensemble=predict.predict_ensemble,
+    predict_exits=exits.predict_exits,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,
     evaluate=metrics.evaluate,

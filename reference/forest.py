@@ -33,8 +33,8 @@ the model's ``init_model``, saved inside it.
 
 **Random draws**, from ``make_rng(seed)``, per tree in tree order: the query
 subsample (if ``query_subsample < 1``), then the bootstrap (if ``bootstrap``), then
-the node feature subsets (if k < d). A batch of ``TREES_PER_BATCH`` trees is drawn
-before it is grown (the fast twin may grow a batch's trees at once), so the same
+the node feature subsets (if k < d). A batch of ``cost_batch_size`` trees (default
+``TREES_PER_BATCH`` = 16) is drawn before it is grown (the fast twin may grow a batch's trees at once), so the same
 seed gives the same forest in both twins, on any number of threads. IGBRT grows
 its forest with ``seed`` and boosts with ``seed + 1``.
 
@@ -51,7 +51,7 @@ from ._estimator import BoostedRanker
 from ._forest_loop import TREES_PER_BATCH, grow_forest, run_forest, tree_sample
 from .errors import ParameterError
 from .gbrt import GBRT, counting_from
-from .params import BoostParams, FitParams, ForestParams, TreeParams, from_names
+from .params import BoostParams, CostParams, FitParams, ForestParams, TreeParams, from_names
 from .tree import grow_trees
 
 __all__ = ["RandomForest", "IGBRT", "grow_forest", "grow_trees", "run_forest", "tree_sample",
@@ -70,6 +70,14 @@ class RandomForest(BoostedRanker):
         ``(2 * max_leaves - 1, n_features)`` feature mask, and the fast grower reserves
         ``max_leaves`` histograms of ``n_features * 256 * 3`` float64.
     feature_fraction : fraction of features drawn at each node, at least one (k random features).
+    cost_lambda : weight $\lambda_c$ of the feature-cost penalty (0: cost-blind).
+    feature_costs, free_after_use : the cost of each feature (an array, or a file of
+        ``feature cost`` lines) and whether a feature is free once some earlier tree split on
+        it (:class:`~twinrank.reference.params.CostParams`); with ``cost_lambda > 0`` splits
+        score $\mathrm{gain} - \lambda_c\,c(f)$ (Mohan 2010, Eq. 6.1). Stored in the model file.
+    cost_batch_size : trees grown on the same costs; with ``free_after_use`` the features a
+        batch split on are free from the next batch on (the forest does not depend on the
+        thread count).
     bootstrap : grow each tree on a bootstrap sample of its rows.
     query_subsample : fraction of the queries each tree sees, without replacement.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
@@ -83,13 +91,15 @@ class RandomForest(BoostedRanker):
     verbose : print one line per ``verbose`` trees to stderr (0: silent).
     """
 
-    param_objects = (TreeParams, ForestParams, FitParams)
+    param_objects = (TreeParams, ForestParams, CostParams, FitParams)
     tree_fixed = {"min_hessian_in_leaf": 0.0,  # h = 1 per row: the row count already bounds every leaf
                   "lambda_l2": 0.0}  # leaf values are plain means of the labels
 
     def __init__(self, *, n_trees=ForestParams.n_trees, max_leaves=1024,
                  max_depth=TreeParams.max_depth, min_samples_leaf=5, min_gain_to_split=0.0,
-                 feature_fraction=0.1, bootstrap=ForestParams.bootstrap,
+                 feature_fraction=0.1, cost_lambda=TreeParams.cost_lambda,
+                 feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
+                 cost_batch_size=ForestParams.cost_batch_size, bootstrap=ForestParams.bootstrap,
                  query_subsample=ForestParams.query_subsample, max_bins=ForestParams.max_bins,
                  metric=ForestParams.metric, convention=ForestParams.convention,
                  missing=FitParams.missing, seed=ForestParams.seed, n_threads=FitParams.n_threads,
@@ -111,7 +121,8 @@ class RandomForest(BoostedRanker):
     def fit_model(self, params, train, valid, *, init_score, callback):
         """Grow the forest (the module docstring); the first ``eval_set``'s metric per tree."""
         return run_forest(self.engine, train, params.forest, valid=valid,
-                          model_params=self._model_params(), callback=callback)
+                          model_params=self._model_params(), callback=callback,
+                          costs=self.cost_ledger(params.forest.tree.cost_lambda))
 
 
 class IGBRT(GBRT):
@@ -129,13 +140,17 @@ class IGBRT(GBRT):
     n_trees, learning_rate, max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf,
     lambda_l2, min_gain_to_split, cost_lambda, subsample, subsample_by, feature_fraction :
         the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT`.
+    feature_costs, free_after_use : shared by the forest and the boosting (as in
+        :class:`~twinrank.reference.gbrt.GBRT`): with ``free_after_use`` the features the
+        forest split on are free for the boosting.
     max_bins, metric, convention : shared by the forest and the boosting.
     eval_train : the boosting's, as in :class:`~twinrank.reference.gbrt.GBRT` (the forest
         always records its in-sample metric: its history is the mean of $t$ trees).
     early_stopping_rounds, overfit_tolerance, overfit_extra_trees : the boosting's
         stopping rule on the first ``eval_set`` (the forest's score is round 0).
     rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction,
-    rf_bootstrap, rf_query_subsample : the forest's, as in :class:`RandomForest`.
+    rf_bootstrap, rf_query_subsample, rf_cost_lambda, rf_cost_batch_size : the forest's, as
+        in :class:`RandomForest`.
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.missing`):
         ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
         their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
@@ -144,12 +159,14 @@ class IGBRT(GBRT):
     seed, n_threads, verbose : as in :class:`~twinrank.reference.gbrt.GBRT`.
     """
 
-    param_objects = (TreeParams, BoostParams, FitParams, ("rf_", ForestParams), ("rf_", TreeParams))
+    param_objects = (TreeParams, BoostParams, CostParams, FitParams, ("rf_", ForestParams),
+                     ("rf_", TreeParams))
 
     def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=0.05, max_leaves=8,
                  max_depth=TreeParams.max_depth, min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
                  min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  subsample=BoostParams.subsample, subsample_by="rows",
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
                  metric=BoostParams.metric, convention=BoostParams.convention,
@@ -159,7 +176,9 @@ class IGBRT(GBRT):
                  overfit_extra_trees=BoostParams.overfit_extra_trees, rf_n_trees=ForestParams.n_trees,
                  rf_max_leaves=1024, rf_max_depth=TreeParams.max_depth, rf_min_samples_leaf=5,
                  rf_feature_fraction=0.1, rf_bootstrap=ForestParams.bootstrap,
-                 rf_query_subsample=ForestParams.query_subsample, missing=FitParams.missing,
+                 rf_query_subsample=ForestParams.query_subsample,
+                 rf_cost_lambda=TreeParams.cost_lambda, rf_cost_batch_size=ForestParams.cost_batch_size,
+                 missing=FitParams.missing,
                  seed=BoostParams.seed, n_threads=FitParams.n_threads, verbose=FitParams.verbose):
         self._set_init_params(locals())
 
@@ -171,7 +190,7 @@ class IGBRT(GBRT):
         """
         values = self.get_params()
         shared = {name: values[name] for name in ("max_bins", "metric", "convention", "seed",
-                                                  "n_threads")}
+                                                  "n_threads", "feature_costs", "free_after_use")}
         own = {name[3:]: value for name, value in values.items() if name.startswith("rf_")}
         forest = RandomForest(**own, **shared,
                               missing="separate" if self.missing == "separate" else "learn")  # fills: fitted by IGBRT

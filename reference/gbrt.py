@@ -34,7 +34,7 @@ import numpy as np
 from ._estimator import BoostedRanker, as_model
 from .boosting import run_boosting
 from .model import Ensemble
-from .params import AveragingParams, BoostParams, FitParams, TreeParams, from_names
+from .params import AveragingParams, BoostParams, CostParams, FitParams, TreeParams, from_names
 
 __all__ = ["GBRT", "averaged", "counting_from"]
 
@@ -50,6 +50,11 @@ class GBRT(BoostedRanker):
         tree shape (see :class:`~twinrank.reference.params.TreeParams`): leaf-limited
         trees by ``max_leaves``, depth-limited trees by ``max_depth`` (with ``max_leaves``
         at least $2^{\text{depth}}$).
+    feature_costs, free_after_use : the cost of each feature (an array, or a file of
+        ``feature cost`` lines) and whether a feature is free once some earlier tree split on
+        it (:class:`~twinrank.reference.params.CostParams`); with ``cost_lambda > 0`` splits
+        score $\mathrm{gain} - \lambda_c\,c(f)$ (Mohan 2010, Eq. 6.1). Stored in the model file.
+        The runs of ``average_runs`` pay in turn: a feature run 0 used is free for run 1.
     subsample : fraction of the training units each tree sees, without replacement
         (stochastic GBRT, Friedman 2002); 1 uses every row.
     subsample_by : ``"rows"`` (Friedman) or ``"queries"`` (whole queries).
@@ -80,13 +85,14 @@ class GBRT(BoostedRanker):
         ``best_iteration`` is None (each run has its own).
     """
 
-    param_objects = (TreeParams, BoostParams, AveragingParams, FitParams)
+    param_objects = (TreeParams, BoostParams, AveragingParams, CostParams, FitParams)
 
     def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
                  max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
                  min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
                  min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  subsample=BoostParams.subsample, subsample_by="rows",
                  feature_fraction=TreeParams.feature_fraction,
                  average_runs=AveragingParams.average_runs, max_bins=BoostParams.max_bins,
@@ -122,6 +128,7 @@ class GBRT(BoostedRanker):
                     init_score=None):
         """``n_runs`` boosting runs of the squared error, averaged into one Ensemble."""
         loss, runs, done = self.engine.squared_error(train.y), [], 0
+        costs = self.cost_ledger(params.tree.cost_lambda, init_model)  # shared by the runs
         base_score = loss.baseline() if init_model is None else 0.0
         for i in range(n_runs):
             run_params = dataclasses.replace(params, seed=params.seed + i)
@@ -129,7 +136,8 @@ class GBRT(BoostedRanker):
             runs.append(run_boosting(
                 self.engine, train, loss, run_params, valid=valid, init_model=init_model,
                 init_scores=init_score, algorithm=algorithm, model_params=self._model_params(),
-                base_score=base_score, callback=_noting(rounds, counting_from(done, callback))))
+                base_score=base_score, callback=_noting(rounds, counting_from(done, callback)),
+                costs=costs))
             done += len(rounds)
         return averaged(runs)
 

@@ -17,8 +17,8 @@ from ._combine_setup import metric_cutoff
 from ._estimator import BoostedRanker, as_model
 from .boosting import run_boosting
 from .errors import ParameterError
-from .params import (TARGETS, BoostParams, FitParams, LambdaRankParams, TreeParams, from_names,
-                     parse_target)
+from .params import (TARGETS, BoostParams, CostParams, FitParams, LambdaRankParams, TreeParams,
+                     from_names, parse_target)
 
 __all__ = ["LambdaMART", "parse_target", "TARGETS"]
 
@@ -33,6 +33,10 @@ class LambdaMART(BoostedRanker):
     cost_lambda :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`);
         ``min_samples_leaf`` is a count or a fraction of the round's rows.
+    feature_costs, free_after_use : the cost of each feature (an array, or a file of
+        ``feature cost`` lines) and whether a feature is free once some earlier tree split on
+        it (:class:`~twinrank.reference.params.CostParams`); with ``cost_lambda > 0`` splits
+        score $\mathrm{gain} - \lambda_c\,c(f)$ (Mohan 2010, Eq. 6.1). Stored in the model file.
     query_subsample : fraction of queries drawn without replacement for each tree.
     feature_fraction : fraction of features drawn at each node (k random features).
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
@@ -68,13 +72,14 @@ class LambdaMART(BoostedRanker):
     verbose : print one line per ``verbose`` rounds to stderr (0: silent).
     """
 
-    param_objects = (TreeParams, BoostParams, LambdaRankParams, FitParams)
+    param_objects = (TreeParams, BoostParams, LambdaRankParams, CostParams, FitParams)
 
     def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
                  max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
                  min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
                  min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,
@@ -124,4 +129,5 @@ class LambdaMART(BoostedRanker):
         return run_boosting(self.engine, train, loss, params.boost, valid=valid,
                             init_model=as_model(params.fit.init_model), init_scores=init_score,
                             algorithm="lambdamart", model_params=self._model_params(),
-                            callback=callback)
+                            callback=callback, costs=self.cost_ledger(
+                                params.boost.tree.cost_lambda, as_model(params.fit.init_model)))

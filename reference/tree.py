@@ -230,7 +230,10 @@ def _split_threshold(feature_thresholds: np.ndarray, bin_threshold: int) -> floa
     return np.inf
 
 
-def grow_trees(binned, gradients, hessians, thresholds, params, samples) -> list:
-    """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`grow_tree`)."""
-    return [grow_tree(binned, gradients, hessians, thresholds, params, rows=rows, feature_mask=mask)
+def grow_trees(binned, gradients, hessians, thresholds, params, samples, *,
+               feature_cost=None) -> list:
+    """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`grow_tree`),
+    all on the same ``feature_cost``."""
+    return [grow_tree(binned, gradients, hessians, thresholds, params, rows=rows, feature_mask=mask,
+                      feature_cost=feature_cost)
             for rows, mask in samples]

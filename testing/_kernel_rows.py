@@ -211,12 +211,26 @@ def _tree_and_rows(data, rng):
     return Inputs((inputs.args[0].trees[-1], data.X), note="one reference tree of 8 leaves")
 
 
+def _exit_inputs(data, rng):
+    """:func:`_ensemble_inputs` scored per query, the bottom quarter exiting after every tree."""
+    exits = _reference("exits").EarlyExit(every=1, fraction=0.25)
+    ensemble, X = _ensemble_inputs(data, rng).args
+    return Inputs((ensemble, X, data.query_offsets, exits),
+                  note="4 reference trees (one in a prior model); every tree, a quarter of each query exits")
+
+
+def _exit_parts(result) -> dict:
+    return {"scores": result.scores, "exit_tree": result.exit_tree}
+
+
 def _scoring_rows():
     return [
         Twin("apply_tree", "scoring", "predict", "apply_tree", "exact", _tree_and_rows,
              summary="the leaf each row reaches"),
         Twin("predict_ensemble", "scoring", "predict", "predict_ensemble", "exact", _ensemble_inputs,
              summary="ensemble scores: prior model + base score + weighted trees"),
+        Twin("predict_exits", "scoring", "exits", "predict_exits", "exact", _exit_inputs,
+             outputs=_exit_parts, summary="early exits: each document's exit tree and placed score"),
     ]
 
 

@@ -141,6 +141,18 @@ def _estimator_inputs(**params):
     return inputs
 
 
+def _costed_inputs(**params):
+    """:func:`_estimator_inputs` with feature costs 1, 2, 4, ... in five groups (Mohan 2010, Ch. 6)."""
+    plain = _estimator_inputs(**params)
+
+    def inputs(data, rng):
+        base = plain(data, rng)
+        costs = 2.0 ** (np.arange(data.n_features) * 5 // max(1, data.n_features))  # (d,) 1 .. 16
+        return Inputs(base.args, {**base.kwargs, "cost_lambda": 1.0, "feature_costs": costs},
+                      note=base.note + "; feature costs 1..16, cost_lambda=1")
+    return inputs
+
+
 def _estimator_rows():
     t, small = ESTIMATOR_TREES, _model_leaf
     return [
@@ -169,4 +181,13 @@ def _estimator_rows():
              _estimator_inputs(n_trees=t // 2, max_leaves=8, min_samples_leaf=small, seed=5),
              outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
              summary="cumulative logistic classifiers, expected relevance: test scores and trees"),
+        Twin("GBRT[feature costs]", "whole models", "gbrt", "GBRT", "models",
+             _costed_inputs(n_trees=t, learning_rate=0.1, max_leaves=8, min_samples_leaf=small, seed=6),
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
+             summary="cost-aware GBRT, free after use tree by tree: test scores and trees"),
+        Twin("RandomForest[feature costs]", "whole models", "forest", "RandomForest", "models",
+             _costed_inputs(n_trees=t, max_leaves=16, min_samples_leaf=small, feature_fraction=0.3,
+                            cost_batch_size=3, seed=7),
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
+             summary="cost-aware forest, free after use batch by batch: test scores and trees"),
     ]

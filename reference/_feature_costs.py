@@ -1,0 +1,127 @@
+r"""Feature costs: read, checked, and paid once (Mohan 2010, Ch. 6).
+
+Each feature $f$ has a cost $c(f) \ge 0$, the price of computing its value for
+one document. A cost-aware split minimises impurity plus $\lambda\,c(f)$
+(Eq. 6.1; ``TreeParams.cost_lambda``), i.e. scores $\mathrm{gain} - \lambda\,c(f)$.
+**Free after first use**: a feature's value, once computed for a document, is
+kept, so a feature some earlier tree split on costs nothing more. A
+:class:`CostLedger` holds the costs the next tree sees: boosting pays (zeroes)
+the features of every tree after it is grown, a forest those of every batch of
+``cost_batch_size`` trees (the trees of a batch are grown on the same costs, so
+the forest does not depend on the number of threads growing it).
+
+A **costs file** has one ``feature cost`` line per feature: the feature id as in
+the LETOR file (1-based) and a non-negative number; blank lines and ``#`` comments
+are skipped. Every feature of the data must have a cost.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from .errors import DataFormatError, ParameterError
+
+__all__ = ["read_feature_costs", "check_feature_costs", "feature_cost_array", "features_used", "CostLedger"]
+
+
+def read_feature_costs(path) -> dict:
+    """``{feature id (1-based): (cost, line)}`` of a costs file; DataFormatError naming file and line."""
+    costs = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError as e:
+        raise DataFormatError(path, None, f"cannot read the feature costs ({e.strerror or e})") from None
+    for number, line in enumerate(lines, start=1):
+        tokens = line.split("#", 1)[0].split()
+        if not tokens:
+            continue
+        if len(tokens) != 2:
+            raise DataFormatError(path, number, f"expected 'feature cost', got {line.strip()!r}")
+        feature, cost = _feature_id(tokens[0], path, number), _cost(tokens[1], path, number)
+        if feature in costs:
+            raise DataFormatError(path, number, f"feature {feature} was given a cost already")
+        costs[feature] = (cost, number)
+    if not costs:
+        raise DataFormatError(path, None, "no 'feature cost' line")
+    return costs
+
+
+def _feature_id(token: str, path, line: int) -> int:
+    if not token.isdigit() or int(token) < 1:
+        raise DataFormatError(path, line, f"feature {token!r} is not a feature id (an integer >= 1)", token)
+    return int(token)
+
+
+def _cost(token: str, path, line: int) -> float:
+    try:
+        cost = float(token)
+    except ValueError:
+        raise DataFormatError(path, line, f"cost {token!r} is not a number", token) from None
+    if not math.isfinite(cost) or cost < 0:
+        raise DataFormatError(path, line, f"cost {token} must be a finite number >= 0", token)
+    return cost
+
+
+def check_feature_costs(feature_costs) -> None:
+    """Raise unless ``feature_costs`` is None, a readable costs file, or 1-D finite costs >= 0."""
+    if feature_costs is None:
+        return
+    if isinstance(feature_costs, (str, os.PathLike)):
+        read_feature_costs(feature_costs)
+        return
+    try:
+        c = np.asarray(feature_costs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"feature_costs must be numbers or a costs file, got {feature_costs!r}") from None
+    if c.ndim != 1 or len(c) == 0 or not np.isfinite(c).all() or (c < 0).any():
+        raise ParameterError("feature_costs must be a 1-D array of finite numbers >= 0 (one per feature)")
+
+
+def feature_cost_array(feature_costs, n_features: int) -> np.ndarray | None:
+    """The costs (float64, (n_features,)) of an array or a costs file; None stays None."""
+    if feature_costs is None:
+        return None
+    check_feature_costs(feature_costs)
+    if not isinstance(feature_costs, (str, os.PathLike)):
+        c = np.array(feature_costs, dtype=np.float64)  # (n_features,) a copy
+        if len(c) != n_features:
+            raise ParameterError(f"feature_costs has {len(c)} costs but the data have {n_features} features")
+        return c
+    costs = read_feature_costs(feature_costs)
+    for feature, (_, line) in costs.items():
+        if feature > n_features:
+            raise DataFormatError(feature_costs, line, f"feature {feature}, but the data have "
+                                  f"{n_features} features")
+    missing = [f for f in range(1, n_features + 1) if f not in costs]
+    if missing:
+        raise DataFormatError(feature_costs, None, f"no cost for feature {missing[0]} (the data have "
+                              f"{n_features} features; {len(missing)} without a cost)")
+    return np.array([costs[f][0] for f in range(1, n_features + 1)])
+
+
+def features_used(trees, n_features: int) -> np.ndarray:
+    """Bool (n_features,): the features some tree of ``trees`` (``model.Tree``) splits on."""
+    used = np.zeros(n_features, dtype=bool)
+    for tree in trees:
+        used[tree.feature[tree.feature >= 0]] = True
+    return used
+
+
+class CostLedger:
+    r"""The effective costs $c(f)$ the next tree is grown with, paid once per feature.
+
+    ``current`` is float64 (n_features,); :meth:`pay` zeroes the costs of the
+    features the given trees split on when ``free_after_use`` (else costs stay).
+    """
+
+    def __init__(self, costs: np.ndarray, free_after_use: bool = True):
+        self.current = np.array(costs, dtype=np.float64)  # (n_features,)
+        self.free_after_use = free_after_use
+
+    def pay(self, trees: list) -> None:
+        """The features ``trees`` split on cost nothing from now on (``free_after_use``)."""
+        if self.free_after_use:
+            self.current[features_used(trees, len(self.current))] = 0.0
