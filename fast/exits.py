@@ -18,7 +18,8 @@ from twinrank.reference.model import Ensemble
 from twinrank.reference.predict import _check_n_features
 
 from . import _quickscorer
-from .predict import _floats, _packed, _predict_packed, missing_applied
+from ._threads import over_chunks
+from .predict import ROW_BLOCK, _floats, _packed, _predict_packed, missing_applied
 
 __all__ = ["EarlyExit", "ExitScores", "flat_model", "checkpoints", "frozen_now", "placed",
            "predict_exits"]
@@ -82,4 +83,4 @@ def _score_stage(stage: Ensemble, X, scores) -> None:
     if _quickscorer.fits(stage):
         _quickscorer.score(X, _quickscorer.pack(stage, X.dtype), weights, scores)
     else:
-        _predict_packed(X, *_packed(stage), scores)
+        over_chunks(_predict_packed, (len(X) + ROW_BLOCK - 1) // ROW_BLOCK, X, *_packed(stage), scores)
