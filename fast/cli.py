@@ -17,7 +17,7 @@ from twinrank.reference.errors import TwinrankError
 
 from ._cli_common import add_engine_option, engine_module
 
-COMMANDS = ["train", "predict", "evaluate", "inspect", "data", "verify", "demo"]
+COMMANDS = ["train", "predict", "evaluate", "compare", "grid", "inspect", "data", "verify", "demo"]
 __all__ = ["main", "build_parser", "version", "COMMANDS", "add_engine_option", "engine_module"]
 
 

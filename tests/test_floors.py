@@ -19,14 +19,15 @@ FLOORS = {
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
                      "_ranking", "_quickscorer", "_graded_kernels", "_binary_kernels", "_threads",
-                     "_losses", "_objective_checks", "_tree_checks"],
+                     "_losses", "_objective_checks", "_tree_checks", "stats"],
                     KERNELS),
     "engine": SEAM,
-    **dict.fromkeys(["boosting", "missing", "_forest_loop"], LOOPS),
+    **dict.fromkeys(["boosting", "missing", "_forest_loop", "runs", "staged", "grid"], LOOPS),
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
                      "sklearn"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
-                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data"], CLI),
+                     "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_compare",
+                     "_cli_grid"], CLI),
 }
 
 
