@@ -26,6 +26,8 @@ distribution, retries and recovery from lost workers (a run interrupted by a los
 worker is run again, with the same seed). When several models run at once each
 trains single-threaded (``n_threads=1`` where the estimator takes it), so the
 machine is not oversubscribed; the model does not depend on the thread count.
+Both start fresh Python processes that import the main module, as Python's
+``multiprocessing`` does: in a script, create them under ``if __name__ == "__main__":``.
 
 A run that raises reports its configuration and error in the ``error`` column
 (metrics NaN) and does not stop the others.
