@@ -19,8 +19,8 @@ from twinrank.reference.errors import TwinrankError, TwinrankWarning
 
 from ._cli_common import add_engine_option, engine_module
 
-COMMANDS = ["train", "predict", "evaluate", "combine", "cost", "inspect", "export", "import", "data",
-            "verify", "demo"]
+COMMANDS = ["train", "predict", "evaluate", "combine", "cost", "compare", "grid", "inspect", "export",
+            "import", "data", "verify", "demo"]
 __all__ = ["main", "build_parser", "version", "COMMANDS", "add_engine_option", "engine_module"]
 
 

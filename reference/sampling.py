@@ -55,3 +55,16 @@ def subsample(rng: np.random.Generator, n: int, fraction: float) -> np.ndarray:
 def bootstrap(rng: np.random.Generator, n: int) -> np.ndarray:
     """Sorted indices of ``n`` draws from ``range(n)`` with replacement (a bootstrap sample)."""
     return np.sort(rng.integers(0, n, size=n)).astype(np.int64)
+
+
+def sign_flips(rng: np.random.Generator, n_permutations: int, n: int, chunk_values: int = 1 << 20):
+    """``n_permutations`` random sign vectors over ``n`` items, in chunks of rows (a generator).
+
+    Each chunk is a bool array ``(m, n)``, True where the sign is flipped (probability
+    1/2): ``rng.random((m, n)) < 0.5``, with ``m * n`` at most ``chunk_values`` (at least
+    one row). Doubles use 64 bits of the stream each, so the chunking does not change
+    the draws: the rows are those of one ``rng.random((n_permutations, n))``.
+    """
+    rows = max(1, chunk_values // max(n, 1))
+    for start in range(0, n_permutations, rows):
+        yield rng.random((min(rows, n_permutations - start), n)) < 0.5

@@ -22,15 +22,16 @@ FLOORS = {
                      "_ranking", "_quickscorer", "_graded_kernels", "_binary_kernels", "_threads",
                      "_losses", "_objective_checks", "_tree_checks", "_compile_notice", "_combine_setup",
                      "_combine_kernels", "combine", "exits",
-                     "cost"],
+                     "cost", "stats"],
                     KERNELS),
     "engine": SEAM,
-    **dict.fromkeys(["boosting", "missing", "_forest_loop", "reweight"], LOOPS),
+    **dict.fromkeys(["boosting", "missing", "_forest_loop", "reweight", "runs", "staged", "grid"], LOOPS),
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
                      "sklearn", "transfer"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
                      "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_export", "_cli_import",
-                     "_cli_combine", "_cli_cost"], CLI),
+                     "_cli_combine", "_cli_cost", "_cli_compare",
+                     "_cli_grid"], CLI),
 }
 
 
