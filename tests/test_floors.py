@@ -20,7 +20,7 @@ FLOORS = {
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",
                      "_ranking", "_quickscorer", "_graded_kernels", "_binary_kernels", "_threads",
-                     "_losses", "_objective_checks", "_tree_checks", "_compile_notice"],
+                     "_losses", "_objective_checks", "_tree_checks", "_compile_notice", "_warm"],
                     KERNELS),
     "engine": SEAM,
     **dict.fromkeys(["boosting", "missing", "_forest_loop"], LOOPS),
