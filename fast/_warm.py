@@ -4,7 +4,8 @@ numba compiles under one lock per process, so threads cannot share the first
 run's compilation, but two processes can: the grower (``_grower.grow`` and its
 callees, about half of a cold fit's compile time) is compiled by a helper
 process into the shared on-disk cache while this process compiles the binning,
-objective, metric and prediction kernels. The fast engine (``engine.FAST``) wraps
+objective, metric and prediction kernels (those of scoring the trees,
+:func:`compile_scorers`, while it waits). The fast engine (``engine.FAST``) wraps
 the two kernels every fit calls: its first, ``bin_thresholds``, starts the helper
 (:func:`starting_helper`); ``grow_tree`` / ``grow_trees`` wait for it
 (:func:`after_helper`), then load the grower from the cache::
@@ -40,14 +41,17 @@ import time
 import numba
 import numpy as np
 
+from twinrank.reference.constants import LEAF
+from twinrank.reference.model import Ensemble, Tree
 from twinrank.reference.params import TreeParams
 
 from ._compile_notice import NOTICE
 from ._grower import grow
+from .predict import predict_ensemble, predict_tree_binned
 from .tree import grow_tree
 
 HELPER_CODE = "import sys; from twinrank.fast import _warm; _warm.helper_main(int(sys.argv[1]))"
-_helper: list = []  # the running helper process (at most one), until waited for
+_helper: dict = {}  # the running helper (at most one): "process", "start" (perf_counter), until waited for
 
 
 def starting_helper(kernel):
@@ -72,24 +76,30 @@ def start_grower_helper() -> None:
     """Spawn the helper if the grower is not cached and two threads may run (a fit's start)."""
     if _helper or os.environ.get("TWINRANK_COMPILE_HELPER", "1") == "0":
         return
-    if numba.get_num_threads() < 2 or len(os.sched_getaffinity(0)) < 2 or grower_is_cached():
+    if numba.get_num_threads() < 2 or _cores() < 2 or grower_is_cached():
         return
     env = dict(os.environ, TWINRANK_COMPILE_NOTICE="0", TWINRANK_COMPILE_HELPER="0",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the same twinrank, the same cache
-    _helper.append(subprocess.Popen([sys.executable, "-c", HELPER_CODE, str(os.getpid())], env=env,
+    _helper["start"] = time.perf_counter()
+    _helper["process"] = (subprocess.Popen([sys.executable, "-c", HELPER_CODE, str(os.getpid())], env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL))
 
 
 def wait_for_helper() -> None:
-    """Wait for a running helper to exit (then the grower loads from the cache); reported by the
-    compile notice as the ``tree`` group."""
+    """Compile the scorers (:func:`compile_scorers`), then wait for a running helper to exit (the
+    grower then loads from the cache). The compile notice shows the helper's time as ``tree``."""
     if not _helper:
         return
-    start = time.perf_counter()
-    _helper[0].wait()
+    compile_scorers()
+    _helper["process"].wait()
+    NOTICE.compiled_elsewhere("tree (second process)", time.perf_counter() - _helper.pop("start"))
     _helper.clear()
-    NOTICE.compiled_elsewhere("tree", time.perf_counter() - start)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def grower_is_cached() -> bool:
@@ -105,6 +115,21 @@ def compile_grower() -> None:
     grow_tree(binned, gradients, np.ones(4), [np.arange(3.0)] * 2, TreeParams(max_leaves=3))
 
 
+def compile_scorers() -> None:
+    """Score a stump as a fit scores each new tree (bins) and as ``predict`` does (float32
+    features): the kernels a fit and its first prediction compile after the grower, compiled by
+    this process while the helper compiles the grower."""
+    stump = Tree(feature=[0, LEAF, LEAF], threshold=[0.5, 0.0, 0.0], bin_threshold=[0, LEAF, LEAF],
+                 left=[1, LEAF, LEAF], right=[2, LEAF, LEAF], missing=[1, LEAF, LEAF],
+                 value=[0.0, -1.0, 1.0], gain=[1.0, 0.0, 0.0], count=[2, 1, 1],
+                 hessian_sum=[2.0, 1.0, 1.0])
+    binned = np.asfortranarray(np.array([[0], [1]], dtype=np.uint8))  # as apply_bins returns
+    binned.flags.writeable = False
+    predict_tree_binned(stump, binned)
+    predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=1),
+                     np.array([[0.0], [1.0]], dtype=np.float32))
+
+
 def helper_main(parent: int) -> None:
     """The helper process: compile the grower, or exit as soon as ``parent`` is gone."""
     def watch():
@@ -118,6 +143,6 @@ def helper_main(parent: int) -> None:
 
 @atexit.register
 def _kill_helper() -> None:
-    for process in _helper:
-        process.kill()
-        process.wait()
+    if _helper:
+        _helper["process"].kill()
+        _helper["process"].wait()
