@@ -123,11 +123,12 @@ def compile_scorers() -> None:
                  left=[1, LEAF, LEAF], right=[2, LEAF, LEAF], missing=[1, LEAF, LEAF],
                  value=[0.0, -1.0, 1.0], gain=[1.0, 0.0, 0.0], count=[2, 1, 1],
                  hessian_sum=[2.0, 1.0, 1.0])
-    binned = np.asfortranarray(np.array([[0], [1]], dtype=np.uint8))  # as apply_bins returns
+    # two columns: a one-column array is also C-contiguous, which numba would type as C layout
+    binned = np.asfortranarray(np.array([[0, 0], [1, 1]], dtype=np.uint8))  # as apply_bins returns
     binned.flags.writeable = False
     predict_tree_binned(stump, binned)
-    predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=1),
-                     np.array([[0.0], [1.0]], dtype=np.float32))
+    predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=2),
+                     np.array([[0.0, 0.0], [1.0, 1.0]], dtype=np.float32))
 
 
 def helper_main(parent: int) -> None:
