@@ -62,14 +62,21 @@ class CompileNotice(Listener):
             return
         self.depth -= 1
         if self.depth == 0:
-            group, seconds = GROUPS.get(_module(event), "kernels"), time.perf_counter() - self.start
-            if self.pending and self.pending[0] == group:
-                self.pending[1] += seconds
-            else:
-                self._flush()
-                self.pending = [group, seconds]
-            if self.sessions == 0:
-                self.end_line()
+            self._add(GROUPS.get(_module(event), "kernels"), time.perf_counter() - self.start)
+
+    def compiled_elsewhere(self, group: str, seconds: float):
+        """``group`` was compiled by a helper process (``_warm``) that this one waited ``seconds`` for."""
+        self._open()
+        self._add(group, seconds)
+
+    def _add(self, group: str, seconds: float):
+        if self.pending and self.pending[0] == group:
+            self.pending[1] += seconds
+        else:
+            self._flush()
+            self.pending = [group, seconds]
+        if self.sessions == 0:
+            self.end_line()
 
     def _flush(self):
         """Write the pending group: ``tree 8.1 s``."""

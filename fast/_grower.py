@@ -154,7 +154,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     return n_nodes
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                       bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
                       max_depth, min_rows, gh, is_const, h0, n_threads, no_counts, no_counts_known):
@@ -193,13 +193,13 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
         free_slots.append(parent_slot)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _set_stats(k, g, h, c, l2, g_sum, hessian_sum, count, value):
     g_sum[k], hessian_sum[k], count[k] = g, h, np.int64(c)
     value[k] = -g / (h + l2) if h + l2 > 0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _may_split(k, depth, count, max_depth, min_rows):
     """Whether node ``k`` could have a valid split at all: depth and row count allow one."""
     return depth[k] < max_depth and count[k] >= 2 * min_rows
@@ -222,7 +222,7 @@ def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rt
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
               min_rows, min_hessian, l2, min_gain, gain_rtol, separate, scans, best):
     """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats

@@ -89,7 +89,7 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
         all_counts_known[0] = True
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _is_every_row_in_order(order, start, stop, n_rows):
     """Whether ``order[start:stop]`` is ``0 .. n_rows - 1`` (the root without row sampling)."""
     if stop - start != n_rows:
@@ -110,7 +110,7 @@ def _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, he
                     start, stop, gh, hessian_is_constant, h0, parent, subtract, counts)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _gather(gh, i, row, gradients, hessians, hessian_is_constant):
     gh[i, 0] = gradients[row]
     if not hessian_is_constant:
@@ -154,7 +154,7 @@ _1, _2, _3, _4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 _SLOT = np.uint64(SLOT_SIZE)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _add(flat, at, g, h, with_hessians, with_counts):
     """``flat[at:at + 3] += (g, h, 1)``: one slot of one feature's histogram."""
     flat[at] += g
@@ -184,7 +184,7 @@ def _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop,
                      gh_flat[(i << _1) + _1], with_hessians, with_counts)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _column(bin_columns, f, n_features):
     """The bins (n_rows,) of feature ``f`` in the column-major buffer."""
     n_rows = len(bin_columns) // n_features

@@ -22,7 +22,7 @@ from twinrank.reference.constants import MISSING_BIN
 PARTITION_BLOCK = 16384
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _goes_left(b, bin_threshold, missing_left):
     return missing_left if b == MISSING_BIN else b <= bin_threshold
 
@@ -68,7 +68,7 @@ def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left
     return left - start
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _move(src, dst, first, last, goes_left, left, right):
     """``src[first:last]`` to ``dst``: left rows from ``left`` on, the others from ``right`` on.
     One write per row at a selected position (no branch to mispredict)."""

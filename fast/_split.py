@@ -29,14 +29,14 @@ from numba import njit
 
 from twinrank.reference.binning import MISSING_BIN
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def score(g, h, l2):
     r"""$G^2 / (H + \lambda_2)$, 0 if the denominator is not positive."""
     denominator = h + l2
     return g * g / denominator if denominator > 0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _gain(g_left, h_left, c_left, g, h, c, parent_score, penalty, min_rows, min_hessian, l2):
     """The candidate's gain, or -inf if a child is below ``min_rows`` or ``min_hessian``."""
     g_right, h_right, c_right = g - g_left, h - h_left, c - c_left
@@ -145,7 +145,7 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_rows, min_hessian,
                   l2, three_way, gains, bins, sides):
     gains[f], bins[f], sides[f] = -np.inf, -1, 0
@@ -155,7 +155,7 @@ def _scan_allowed(f, hist, g, h, c, parent_score, n_bins, allowed, penalty, min_
                                                    np.inf)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def left_stats(slots, b, missing_left):
     """``(G, H, count)`` of the left child ``bin <= b`` (plus the missing slot), summed as the scan
     sums them."""

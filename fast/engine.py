@@ -8,14 +8,16 @@ from __future__ import annotations
 from twinrank.reference.engine import Engine
 
 from . import binning, combine, exits, metrics, objectives, predict, tree
+from ._warm import after_helper, starting_helper
 from ._threads import threads
 
 __all__ = ["Engine", "FAST"]
 
 FAST = Engine(
     name="fast",
-    bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins,
-    grow_tree=tree.grow_tree, grow_trees=tree.grow_trees,
+    # a cold cache: the grower compiles in a helper process from a fit's first kernel on (_warm)
+    bin_thresholds=starting_helper(binning.bin_thresholds), apply_bins=binning.apply_bins,
+    grow_tree=after_helper(tree.grow_tree), grow_trees=after_helper(tree.grow_trees),
     predict_tree_binned=predict.predict_tree_binned, predict_ensemble=predict.predict_ensemble,
     predict_exits=exits.predict_exits,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,

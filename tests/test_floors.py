@@ -22,7 +22,7 @@ FLOORS = {
                      "_ranking", "_quickscorer", "_graded_kernels", "_binary_kernels", "_threads",
                      "_losses", "_objective_checks", "_tree_checks", "_compile_notice", "_combine_setup",
                      "_combine_kernels", "combine", "exits",
-                     "cost", "stats"],
+                     "cost", "stats", "_warm"],
                     KERNELS),
     "engine": SEAM,
     **dict.fromkeys(["boosting", "missing", "_forest_loop", "reweight", "runs", "staged", "grid"], LOOPS),
