@@ -14,8 +14,8 @@ import numpy as np
 from numba import njit, prange
 
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.stats import (ALTERNATIVES, TOLERANCE, Comparison, SeedVariance, TTest, _check,
-                                      _compare, _randomization_p, _t_test, paired_differences, seed_variance)
+from twinrank.reference.stats import (ALTERNATIVES, TOLERANCE, Comparison, SeedVariance, TTest, _check, _compare,
+                                      _randomization_p, _t_quantile, _t_test, paired_differences, seed_variance)
 
 __all__ = ["randomization_test", "permutation_counts", "paired_t_test", "compare", "not_significantly_worse",
            "seed_variance", "betainc", "t_cdf", "t_ppf", "TTest", "Comparison", "SeedVariance",
@@ -102,17 +102,7 @@ def t_cdf(t: float, df: float) -> float:
 
 def t_ppf(q: float, df: float) -> float:
     """Twin of `twinrank.reference.stats.t_ppf` (bisection on the compiled :func:`betainc`)."""
-    if not 0.0 < q < 1.0:
-        raise ParameterError(f"t_ppf needs 0 < q < 1, got {q}")
-    tail = min(q, 1.0 - q)  # P(T >= |t|)
-    lo, hi = 0.0, 1.0
-    while 0.5 * betainc(0.5 * df, 0.5, df / (df + hi * hi)) > tail:
-        lo, hi = hi, 2.0 * hi
-    while True:
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            return mid if q > 0.5 else -mid
-        lo, hi = (mid, hi) if 0.5 * betainc(0.5 * df, 0.5, df / (df + mid * mid)) > tail else (lo, mid)
+    return _t_quantile(q, df, betainc)
 
 
 def paired_t_test(a, b, *, alternative: str = "two-sided", confidence: float = 0.95) -> TTest:

@@ -156,17 +156,22 @@ def t_ppf(q: float, df: float) -> float:
     Bisection on the tail $P(T_\nu \ge |t|) = \min(q, 1 - q)$, computed directly from
     :func:`betainc` (not as $1 - $ the CDF), so extreme quantiles keep their digits.
     """
+    return _t_quantile(q, df, betainc)
+
+
+def _t_quantile(q: float, df: float, incomplete_beta) -> float:
+    """:func:`t_ppf` on a given regularized incomplete beta function (each twin passes its own)."""
     if not 0.0 < q < 1.0:
         raise ParameterError(f"t_ppf needs 0 < q < 1, got {q}")
     tail = min(q, 1.0 - q)  # P(T >= |t|)
     lo, hi = 0.0, 1.0
-    while 0.5 * betainc(0.5 * df, 0.5, df / (df + hi * hi)) > tail:
+    while 0.5 * incomplete_beta(0.5 * df, 0.5, df / (df + hi * hi)) > tail:
         lo, hi = hi, 2.0 * hi
     while True:
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):
             return mid if q > 0.5 else -mid
-        lo, hi = (mid, hi) if 0.5 * betainc(0.5 * df, 0.5, df / (df + mid * mid)) > tail else (lo, mid)
+        lo, hi = (mid, hi) if 0.5 * incomplete_beta(0.5 * df, 0.5, df / (df + mid * mid)) > tail else (lo, mid)
 
 
 @dataclass(frozen=True)
