@@ -260,3 +260,31 @@ def _combine_rows():
                  _combine_inputs(form, alpha_range), outputs=_combination_parts,
                  summary=f"the exact best alpha of the {form} form for NDCG@10, and its path")
             for form, alpha_range in (("convex", (0.0, 1.0)), ("boosting", (0.1, 5.0)))]
+
+
+# ---------------------------------------------------------------- bias and variance
+
+DIAGNOSTIC_MODELS = 5
+
+
+def _diagnostics_inputs(metric, include_no_relevant):
+    def inputs(data, rng):
+        P = np.stack([tied_scores(rng, data.n_rows) for _ in range(DIAGNOSTIC_MODELS)])  # (B, n_rows)
+        return Inputs((P, data.y, data.query_offsets),
+                      dict(metric=metric, include_no_relevant=include_no_relevant),
+                      note=f"{DIAGNOSTIC_MODELS} models' scores with ties")
+    return inputs
+
+
+def _decomposition_parts(d) -> dict:
+    names = ("bias2", "variance", "mse", "sre", "vre", "vre_signed", "error", "n_excluded")
+    return {**{name: np.array([getattr(d, name)]) for name in names},
+            **{name: getattr(d, name) for name in ("bias2_d", "variance_d", "sre_q", "vre_q", "vre_signed_q",
+                                                   "error_q", "included")}}
+
+
+def _diagnostics_rows():
+    return [Twin(f"decompose[{metric}{', all queries' if include else ''}]", "diagnostics", "diagnostics",
+                 "decompose", "objectives", _diagnostics_inputs(metric, include), outputs=_decomposition_parts,
+                 summary=f"pointwise bias^2/variance and listwise SRE/VRE by {metric} of a score matrix")
+            for metric, include in (("ndcg", False), ("ndcg@10", True))]

@@ -83,7 +83,7 @@ class Twin:
     ----------
     name : the component's name in reports, e.g. ``"lambdarank[map]"``
     layer : the stage it belongs to (metrics, bins, histograms, split choice, one tree,
-        lambdas, gradients, scoring, combining, whole models)
+        lambdas, gradients, scoring, combining, diagnostics, whole models)
     module, function : where both twins define it (``function`` may be a class)
     tolerance : a key of :data:`TOLERANCES`
     inputs : ``(data: Dataset, rng: numpy.random.Generator) -> Inputs``

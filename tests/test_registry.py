@@ -19,7 +19,7 @@ from twinrank.testing import (REGISTRY, TOLERANCES, Tolerance, assert_twins_agre
                               datasets, get, layers, names, queries, sample_queries)
 
 LAYERS = ["metrics", "bins", "histograms", "split choice", "one tree", "lambdas", "gradients", "scoring",
-          "combining", "whole models"]
+          "combining", "diagnostics", "whole models"]
 
 
 def test_every_component_agrees_on_generated_data(twin_component):
