@@ -34,6 +34,7 @@ FLOORS = {
                      "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_export", "_cli_import",
                      "_cli_combine", "_cli_cost", "_cli_compare",
                      "_cli_grid"], CLI),
+    "_cli_diagnose": CLI,
 }
 
 
