@@ -134,7 +134,7 @@ def pointwise(P, y, *, ddof: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarra
     r"""Per document: bias$^2$ $(\bar P_i - y_i)^2$, variance $\frac{1}{B-\delta}\sum_b (P_{bi} - \bar P_i)^2$
     and MSE $\frac1B \sum_b (P_{bi} - y_i)^2$ (Eqs. 5-8), each (n_rows,).
 
-    $\bar P$ is ``P.mean(axis=0)``: the rows added in model order, then divided by $B$.
+    $\bar P$ is ``P.sum(axis=0) / B``: the rows added in model order, then divided by $B$.
     """
     P = np.asarray(P, dtype=np.float64)  # (B, n_rows)
     mean = P.sum(axis=0) / P.shape[0]  # (n_rows,) rows added in order
