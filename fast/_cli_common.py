@@ -26,6 +26,21 @@ def add_engine_option(parser: argparse.ArgumentParser) -> None:
                         help="which twin runs the command (default: fast)")
 
 
+def add_accept_edited_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--accept-edited-model``: read a model file whose checksum no longer matches (docs: Reliability)."""
+    parser.add_argument("--accept-edited-model", action="store_true",
+                        help="read a model file edited on purpose, whose content no longer matches its "
+                             "checksum; every structural check still applies (default: such a file is refused)")
+
+
+def read_model(args, path=None):
+    """The model file ``path`` (default ``--model``), through the one validating loader."""
+    from twinrank.reference.model import load_model
+
+    path = args.model if path is None else path
+    return load_model(path, verify_checksum=not args.accept_edited_model)
+
+
 def add_threads_option(parser: argparse.ArgumentParser, what: str = "the fast engine") -> None:
     """Add ``--threads N`` (N >= 1, or -1 for all cores; 0 and other negatives are refused)."""
     parser.add_argument("--threads", type=thread_count, metavar="N",

@@ -15,7 +15,7 @@ import numpy as np
 
 from twinrank.reference.errors import ParameterError
 
-from ._cli_common import add_engine_option, check_input, engine_module
+from ._cli_common import add_accept_edited_option, add_engine_option, check_input, engine_module, read_model
 
 
 def add_exit_options(p) -> None:
@@ -61,19 +61,19 @@ def add_parser(sub) -> None:
     add_exit_options(p)
     p.add_argument("--json", action="store_true", help="print JSON (mean_cost, cost_per_tree, ...)")
     add_engine_option(p)
+    add_accept_edited_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from twinrank.reference.letor import read_letor
-    from twinrank.reference.model import load_model
 
     check_input(args.model, "--model")
     check_input(args.data, "--data")
     if args.feature_costs is not None:
         check_input(args.feature_costs, "--feature-costs")
     exits = exits_from_args(args)
-    model = load_model(args.model)
+    model = read_model(args)
     data = read_letor(args.data, n_features=model.n_features)
     costs = args.feature_costs
     if costs is None and (getattr(model, "params", None) or {}).get("feature_costs") is None:

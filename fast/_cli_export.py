@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._cli_common import STDOUT, check_input, check_output
+from ._cli_common import STDOUT, add_accept_edited_option, check_input, check_output, read_model
 from ._cli_predict import first_trees
 
 FORMATS = ("lightgbm",)
@@ -28,16 +28,16 @@ def add_parser(sub) -> None:
     p.add_argument("--trees", metavar="K|best",
                    help="export the first K trees only, or 'best': the first best-iteration trees "
                         "(default: every tree, as predict scores by default)")
+    add_accept_edited_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from twinrank.reference.lightgbm_text import save_lightgbm, to_lightgbm_text
-    from twinrank.reference.model import load_model
 
     check_input(args.model, "--model")
     check_output(args.output, "--output")
-    model = first_trees(load_model(args.model), args.trees)
+    model = first_trees(read_model(args), args.trees)
     if args.output == STDOUT:
         sys.stdout.write(to_lightgbm_text(model))
         where = "standard output"

@@ -17,7 +17,7 @@ import numpy as np
 
 from twinrank.reference.explain import feature_importances
 
-from ._cli_common import check_input
+from ._cli_common import add_accept_edited_option, check_input, read_model
 
 DESCRIPTION = __doc__.split("\n", 1)[1].strip()
 
@@ -33,14 +33,13 @@ def add_parser(sub) -> None:
     p.add_argument("--dump", action="store_true", help="also print every tree, one node per line")
     p.add_argument("--json", action="store_true",
                    help='print JSON: {"summary": {...}, "importance": [{"feature", "splits", "gain"}, ...]}')
+    add_accept_edited_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from twinrank.reference.model import load_model
-
     check_input(args.model, "--model")
-    model = load_model(args.model)
+    model = read_model(args)
     table = importance(model)
     n_used, total_gain = len(table), sum(row["gain"] for row in table)
     if args.top is not None:

@@ -7,8 +7,9 @@ import numpy as np
 
 from twinrank.reference.errors import DataFormatError, ParameterError
 
-from ._cli_common import (STDOUT, add_engine_option, add_reading_options, add_threads_option, check_input,
-                          check_output, engine_module, reading_options)
+from ._cli_common import (STDOUT, add_accept_edited_option, add_engine_option, add_reading_options,
+                          add_threads_option, check_input, check_output, engine_module, read_model,
+                          reading_options)
 from ._cli_cost import add_exit_options, exits_from_args
 
 
@@ -34,11 +35,12 @@ def add_parser(sub) -> None:
     add_threads_option(p)
     add_exit_options(p)
     add_engine_option(p)
+    add_accept_edited_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from twinrank.reference.model import McRankModel, load_model
+    from twinrank.reference.model import McRankModel
     from twinrank.reference.letor import read_letor, write_scores
 
     from ._threads import threads
@@ -47,7 +49,7 @@ def run(args) -> int:
     check_input(args.data, "--data")
     check_output(args.output, "--output")
     exits = exits_from_args(args)
-    model = first_trees(load_model(args.model), args.trees)
+    model = first_trees(read_model(args), args.trees)
     data = read_letor(args.data, n_features=model.n_features, max_label=None, **reading_options(args))
     if data.n_features_in_file < model.n_features and not args.allow_fewer_features:
         raise DataFormatError(args.data, None, f"has {data.n_features_in_file} features (its largest feature "

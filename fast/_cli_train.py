@@ -19,8 +19,8 @@ import sys
 from twinrank.reference.errors import DataFormatError, ParameterError
 from twinrank.reference.metrics import CONVENTIONS, parse_metric
 
-from ._cli_common import (add_engine_option, add_reading_options, check_input, check_output, engine_module,
-                          reading_options, require_queries)
+from ._cli_common import (add_accept_edited_option, add_engine_option, add_reading_options, check_input,
+                          check_output, engine_module, read_model, reading_options, require_queries)
 
 # --algorithm NAME -> (module, class)
 ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
@@ -178,6 +178,7 @@ def add_parser(sub) -> None:
                                                          "trees on stderr, or a live line on a terminal)")
     add_reading_options(p)
     add_engine_option(p)
+    add_accept_edited_option(p)
     p.set_defaults(run=run)
 
 
@@ -211,6 +212,8 @@ def run(args) -> int:
 
     est = estimator_from_args(args)
     _check_files(args)
+    if getattr(args, "init_model", None) is not None:  # read (and refused) before any data
+        est.set_params(init_model=read_model(args, args.init_model))
     train = _read(read_letor, args, args.train, "--train")
     valid = _read(read_letor, args, args.valid, "--valid", n_features=train.n_features) if args.valid else None
     convention = getattr(est, "convention", None)

@@ -8,10 +8,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._model_json import (FORMAT, VERSION, _decode, _decode_scalar, _encode, _encode_scalar, _read_json,
-                          write_json_atomic)
+from ._model_fields import (float_array, float_value, int_array, int_value, join, refuse_unknown, require,
+                            typed)
+from ._model_json import (FORMAT, VERSION, _encode, _encode_scalar, check_header, read_model_document,
+                          write_model_atomic)
+from ._tree_structure import check_tree
 from .constants import LEAF
 from .errors import ModelFormatError
+
+# The fields of an ensemble's document (``to_dict``), and its checksum (``_model_json``).
+ENSEMBLE_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "base_score", "params", "history",
+                   "best_iteration", "init_model", "tree_weights", "trees", "missing")
 
 # (name, dtype) of the per-node arrays of a Tree, in file order.
 TREE_FIELDS = (
@@ -44,16 +51,26 @@ class Tree:
     hessian_sum: np.ndarray
 
     def __post_init__(self):
+        """Convert the arrays to their dtypes and refuse arrays that are not a tree (``_tree_structure``)."""
         n = len(self.feature)
         for name, dtype in TREE_FIELDS:
-            arr = np.ascontiguousarray(getattr(self, name), dtype=dtype)
+            arr = np.asarray(getattr(self, name))
             if arr.shape != (n,):
-                raise ModelFormatError(f"tree field {name!r} has shape {arr.shape}, expected ({n},)")
-            setattr(self, name, arr)
+                raise ModelFormatError(f"tree.{name}: has shape {arr.shape}, expected ({n},)")
+            if np.dtype(dtype).kind == "i" and arr.size and (arr.min() < np.iinfo(dtype).min
+                                                              or arr.max() > np.iinfo(dtype).max):
+                raise ModelFormatError(f"tree.{name}: a value is beyond the range of {np.dtype(dtype).name}")
+            setattr(self, name, np.ascontiguousarray(arr, dtype=dtype))
+        check_tree(self, "tree")
 
     @property
     def n_nodes(self) -> int:
         return len(self.feature)
+
+    @property
+    def max_feature(self) -> int:
+        """The largest feature index the tree splits on (-1 for a single leaf)."""
+        return int(self.feature.max())
 
     @property
     def is_leaf(self) -> np.ndarray:
@@ -68,12 +85,17 @@ class Tree:
         return {name: _encode(getattr(self, name)) for name, _ in TREE_FIELDS}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Tree":
-        """The tree of :meth:`to_dict`; ModelFormatError if a field is missing."""
-        missing = [name for name, _ in TREE_FIELDS if name not in d]
-        if missing:
-            raise ModelFormatError(f"tree is missing fields {missing}")
-        return cls(**{name: _decode(d[name]) for name, _ in TREE_FIELDS})
+    def from_dict(cls, d: dict, path: str = "tree") -> "Tree":
+        """The tree of :meth:`to_dict`; ModelFormatError naming ``path.field[node]`` for any fault."""
+        typed(d, dict, path)
+        refuse_unknown(d, [name for name, _ in TREE_FIELDS], path)
+        arrays = {name: (float_array if np.dtype(dtype).kind == "f" else int_array)(require(d, name, path),
+                                                                                    join(path, name))
+                  for name, dtype in TREE_FIELDS}
+        try:
+            return cls(**arrays)
+        except ModelFormatError as e:  # __post_init__ names the tree "tree"; name it by its path
+            raise ModelFormatError(path + str(e).removeprefix("tree")) from None
 
     def equals(self, other: "Tree") -> bool:
         """Exact equality of structure and values (``threshold``/``value`` bit-equal)."""
@@ -113,11 +135,23 @@ class Ensemble:
     missing: dict | None = None
 
     def __post_init__(self):
+        """Refuse weights, scores or feature indices a scorer could not use safely."""
         self.tree_weights = np.asarray(self.tree_weights, dtype=np.float64)
         if len(self.tree_weights) != len(self.trees):
             raise ModelFormatError(
                 f"{len(self.trees)} trees but {len(self.tree_weights)} tree weights"
             )
+        if not np.all(np.isfinite(self.tree_weights)):
+            raise ModelFormatError("tree_weights: not all finite")
+        if not np.isfinite(self.base_score):
+            raise ModelFormatError(f"base_score: {self.base_score} is not finite")
+        for t, tree in enumerate(self.trees):
+            if tree.max_feature >= self.n_features:
+                raise ModelFormatError(f"trees[{t}].feature: splits on feature {tree.max_feature} but the "
+                                       f"model takes n_features = {self.n_features}")
+        if self.init_model is not None and self.init_model.n_features != self.n_features:
+            raise ModelFormatError(f"init_model: takes {self.init_model.n_features} features, the model "
+                                   f"{self.n_features}")
 
     @property
     def n_trees(self) -> int:
@@ -152,42 +186,41 @@ class Ensemble:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Ensemble":
-        """The model of :meth:`to_dict`; ModelFormatError for a wrong format, version or field."""
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ModelFormatError(f"not a twinrank model (format field is {d.get('format')!r})"
-                                   if isinstance(d, dict) else "not a twinrank model")
-        if d.get("version") != VERSION:
-            raise ModelFormatError(
-                f"model format version {d.get('version')!r} is not supported (this twinrank reads {VERSION})"
-            )
-        if "trees" not in d and d.get("algorithm"):
+    def from_dict(cls, d: dict, path: str = "") -> "Ensemble":
+        """The model of :meth:`to_dict`; ModelFormatError naming the field (``trees[3].left[17]``)."""
+        check_header(d, path)
+        if "trees" not in d and isinstance(d.get("algorithm"), str) and d["algorithm"]:
             raise ModelFormatError(f"this is a {d['algorithm']} model, not a single ensemble: "
                                    f"load it with its own estimator's load()")
+        refuse_unknown(d, ENSEMBLE_FIELDS, path)
+        trees = typed(require(d, "trees", path), list, join(path, "trees"))
+        init_model = typed(d.get("init_model"), dict, join(path, "init_model"), optional=True)
+        best = d.get("best_iteration")
         try:
             return cls(
-                trees=[Tree.from_dict(t) for t in d["trees"]],
-                tree_weights=_decode(d["tree_weights"]),
-                base_score=float(_decode_scalar(d["base_score"])),
-                n_features=int(d["n_features"]),
-                init_model=None if d.get("init_model") is None else cls.from_dict(d["init_model"]),
-                algorithm=d.get("algorithm", ""),
-                params=d.get("params", {}),
-                history=d.get("history", {}),
-                best_iteration=d.get("best_iteration"),
-                missing=d.get("missing"),
+                trees=[Tree.from_dict(t, join(path, f"trees[{i}]")) for i, t in enumerate(trees)],
+                tree_weights=float_array(require(d, "tree_weights", path), join(path, "tree_weights")),
+                base_score=float_value(require(d, "base_score", path), join(path, "base_score")),
+                n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
+                init_model=None if init_model is None else cls.from_dict(init_model, join(path, "init_model")),
+                algorithm=typed(d.get("algorithm", ""), str, join(path, "algorithm")),
+                params=typed(d.get("params", {}), dict, join(path, "params")),
+                history=typed(d.get("history", {}), dict, join(path, "history")),
+                best_iteration=None if best is None else int_value(best, join(path, "best_iteration"), minimum=0),
+                missing=typed(d.get("missing"), dict, join(path, "missing"), optional=True),
             )
-        except KeyError as e:
-            raise ModelFormatError(f"model is missing field {e.args[0]!r}") from None
+        except ModelFormatError as e:
+            message = str(e)
+            raise ModelFormatError(message if not path or message.startswith(path) else f"{path}: {message}") from None
 
     def save(self, path) -> None:
-        """Write the model as JSON, atomically (temporary file, then rename)."""
-        write_json_atomic(path, self.to_dict())
+        """Write the model as JSON with its checksum, atomically (temporary file, then rename)."""
+        write_model_atomic(path, self.to_dict())
 
     @classmethod
-    def load(cls, path) -> "Ensemble":
-        """Read a model file written by :meth:`save` (by either twin)."""
-        d = _read_json(path)
+    def load(cls, path, *, verify_checksum: bool = True) -> "Ensemble":
+        """Read a model file written by :meth:`save` (by either twin); see ``model.load_model``."""
+        d = read_model_document(path, verify_checksum=verify_checksum)
         try:
             return cls.from_dict(d)
         except ModelFormatError as e:

@@ -20,12 +20,12 @@ import numpy as np
 from ._sklearn_protocol import ScikitLearnProtocol
 from .data import Dataset, dense_features
 from .engine import REFERENCE
-from .errors import ParameterError
+from .errors import ModelFormatError, ParameterError
 from .explain import feature_importances
 from ._feature_costs import CostLedger, feature_cost_array
 from .cost import cumulative_cost, model_trees
 from .missing import run_fit
-from .model import SPLIT_STRATEGIES, Ensemble, with_missing
+from .model import SPLIT_STRATEGIES, Ensemble, load_model, with_missing
 from .params import CostParams, FitParams, TreeParams, from_names
 
 SCORE_METRIC, SCORE_CONVENTION = "ndcg@10", "lightgbm"  # what ``score`` reports
@@ -43,6 +43,7 @@ class RankerEstimator(ScikitLearnProtocol):
 
     engine = REFERENCE
     param_objects: tuple = (FitParams,)
+    model_algorithm: str = ""  # the ``algorithm`` field of its models; ``load`` refuses others
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -191,9 +192,16 @@ class RankerEstimator(ScikitLearnProtocol):
         self._fitted_model().save(path)
 
     @classmethod
-    def load(cls, path) -> "RankerEstimator":
-        """An estimator holding the model of a twinrank model file (either twin wrote it)."""
-        model = Ensemble.load(path)
+    def load(cls, path, *, verify_checksum: bool = True) -> "RankerEstimator":
+        """An estimator holding the model of a twinrank model file (either twin wrote it).
+
+        The file is read by the one validating loader (``model.load_model``); a model
+        of another algorithm is refused with both algorithms named.
+        """
+        model = load_model(path, verify_checksum=verify_checksum)
+        if model.algorithm != cls.model_algorithm:
+            raise ModelFormatError(f"{path}: this is a {model.algorithm!r} model, not a {cls.model_algorithm!r} "
+                                   f"model: load it with its own estimator, or with load_model()")
         defaults = {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()
                     if p.kind == p.KEYWORD_ONLY}
         # JSON has no tuples: a tuple parameter (step_range) comes back as a list
@@ -314,7 +322,11 @@ def as_model(init_model) -> Ensemble | None:
         return init_model
     if isinstance(init_model, RankerEstimator):
         return init_model._fitted_model()
-    return Ensemble.load(init_model)
+    model = load_model(init_model)
+    if not isinstance(model, Ensemble):
+        raise ModelFormatError(f"{init_model}: an {model.algorithm} model cannot be a prior model (a sum of "
+                               "trees is needed)")
+    return model
 
 
 def _same(a, b) -> bool:

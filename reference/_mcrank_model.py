@@ -6,8 +6,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._ensemble import Ensemble
-from ._model_json import FORMAT, MCRANK, VERSION, _decode, _encode, _read_json, write_json_atomic
+from ._model_fields import float_array, int_value, join, refuse_unknown, require, typed
+from ._model_json import FORMAT, MCRANK, VERSION, _encode, check_header, read_model_document, write_model_atomic
 from .errors import ModelFormatError
+
+
+MCRANK_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "labels", "relevance_weights",
+                 "params", "classifiers")
 
 
 @dataclass
@@ -40,8 +45,9 @@ class McRankModel:
         self.labels = np.asarray(self.labels, dtype=np.float64)
         self.relevance_weights = np.asarray(self.relevance_weights, dtype=np.float64)
         k = len(self.labels)
-        if k < 2 or np.any(np.diff(self.labels) <= 0):
-            raise ModelFormatError(f"McRank labels must be >= 2 increasing numbers, got {self.labels.tolist()}")
+        if k < 2 or not np.all(np.diff(self.labels) > 0) or not np.all(np.isfinite(self.relevance_weights)):
+            raise ModelFormatError(f"McRank labels must be >= 2 increasing numbers and the weights finite, got "
+                                   f"{self.labels.tolist()} and {self.relevance_weights.tolist()}")
         if len(self.classifiers) != k - 1 or self.relevance_weights.shape != (k,):
             raise ModelFormatError(f"{k} labels need {k - 1} classifiers and {k} weights, got "
                                    f"{len(self.classifiers)} and {len(self.relevance_weights)}")
@@ -60,30 +66,29 @@ class McRankModel:
                 "classifiers": [c.to_dict() for c in self.classifiers]}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "McRankModel":
-        """The model of :meth:`to_dict`; ModelFormatError for a wrong format, version or field."""
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ModelFormatError("not a twinrank model")
-        if d.get("version") != VERSION:
-            raise ModelFormatError(
-                f"model format version {d.get('version')!r} is not supported (this twinrank reads {VERSION})")
+    def from_dict(cls, d: dict, path: str = "") -> "McRankModel":
+        """The model of :meth:`to_dict`; ModelFormatError naming the field (``classifiers[1].trees[3]...``)."""
+        check_header(d, path)
         if d.get("algorithm") != MCRANK:
             raise ModelFormatError(f"a {d.get('algorithm')!r} model is not an McRank model")
-        try:
-            return cls(classifiers=[Ensemble.from_dict(c) for c in d["classifiers"]],
-                       labels=_decode(d["labels"]), relevance_weights=_decode(d["relevance_weights"]),
-                       n_features=int(d["n_features"]), params=d.get("params", {}))
-        except KeyError as e:
-            raise ModelFormatError(f"model is missing field {e.args[0]!r}") from None
+        refuse_unknown(d, MCRANK_FIELDS, path)
+        classifiers = typed(require(d, "classifiers", path), list, join(path, "classifiers"))
+        return cls(classifiers=[Ensemble.from_dict(c, join(path, f"classifiers[{i}]"))
+                                for i, c in enumerate(classifiers)],
+                   labels=float_array(require(d, "labels", path), join(path, "labels")),
+                   relevance_weights=float_array(require(d, "relevance_weights", path),
+                                                 join(path, "relevance_weights")),
+                   n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
+                   params=typed(d.get("params", {}), dict, join(path, "params")))
 
     def save(self, path) -> None:
-        """Write the model as JSON, atomically (temporary file, then rename)."""
-        write_json_atomic(path, self.to_dict())
+        """Write the model as JSON with its checksum, atomically (temporary file, then rename)."""
+        write_model_atomic(path, self.to_dict())
 
     @classmethod
-    def load(cls, path) -> "McRankModel":
-        """Read a McRank model file (written by either twin)."""
-        d = _read_json(path)
+    def load(cls, path, *, verify_checksum: bool = True) -> "McRankModel":
+        """Read a McRank model file (written by either twin); see ``model.load_model``."""
+        d = read_model_document(path, verify_checksum=verify_checksum)
         try:
             return cls.from_dict(d)
         except ModelFormatError as e:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._ensemble import Ensemble
+from ._model_fields import float_array, int_value
 from .errors import ModelFormatError, ParameterError
 from .params import MISSING_STRATEGIES as STRATEGIES
 
@@ -34,6 +35,11 @@ class MissingValues:
     def __post_init__(self):
         check_strategy(self.strategy)
         self.fill = np.asarray(self.fill, dtype=np.float64)
+        for stage in self.imputers:
+            for f, model in stage:
+                if not 0 <= f < len(self.fill) or model.n_features != len(self.fill):
+                    raise ModelFormatError(f"imputer of feature {f} (taking {model.n_features} features) does "
+                                           f"not fit {len(self.fill)} features")
 
     def transform(self, X, predict_ensemble=None) -> np.ndarray:
         """A copy of ``X`` with its NaN entries filled (``X`` itself for ``"learn"`` and ``"separate"``).
@@ -61,8 +67,9 @@ class MissingValues:
     @classmethod
     def from_dict(cls, d: dict) -> "MissingValues":
         try:
-            return cls(d["strategy"], np.array(d["fill"], dtype=np.float64),
-                       [[(int(f), Ensemble.from_dict(m)) for f, m in stage] for stage in d["imputers"]])
+            return cls(d["strategy"], float_array(d["fill"], "missing.fill"),
+                       [[(int_value(f, "missing.imputers"), Ensemble.from_dict(m, "missing.imputers"))
+                         for f, m in stage] for stage in d["imputers"]])
         except (KeyError, TypeError, ValueError, ParameterError) as e:
             raise ModelFormatError(f"bad missing-value strategy in the model: {e}") from None
 

@@ -284,9 +284,9 @@ class McRank(BoostedRanker):
         return probabilities_from_scores(scores)
 
     @classmethod
-    def load(cls, path) -> "McRank":
+    def load(cls, path, *, verify_checksum: bool = True) -> "McRank":
         """An estimator holding the McRank model of a model file (either twin wrote it)."""
-        model = McRankModel.load(path)
+        model = McRankModel.load(path, verify_checksum=verify_checksum)
         names = set(cls._param_names())
         est = cls(**{k: v for k, v in model.params.items() if k in names})
         est._set_fitted(model)

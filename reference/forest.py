@@ -92,6 +92,7 @@ class RandomForest(BoostedRanker):
     """
 
     param_objects = (TreeParams, ForestParams, CostParams, FitParams)
+    model_algorithm = "random_forest"  # the ``algorithm`` of its model files (``load`` refuses others)
     tree_fixed = {"min_hessian_in_leaf": 0.0,  # h = 1 per row: the row count already bounds every leaf
                   "lambda_l2": 0.0}  # leaf values are plain means of the labels
 
@@ -161,6 +162,7 @@ class IGBRT(GBRT):
 
     param_objects = (TreeParams, BoostParams, CostParams, FitParams, ("rf_", ForestParams),
                      ("rf_", TreeParams))
+    model_algorithm = "igbrt"
 
     def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=0.05, max_leaves=8,
                  max_depth=TreeParams.max_depth, min_samples_leaf=TreeParams.min_samples_leaf,

@@ -86,6 +86,7 @@ class GBRT(BoostedRanker):
     """
 
     param_objects = (TreeParams, BoostParams, AveragingParams, CostParams, FitParams)
+    model_algorithm = "gbrt"  # the ``algorithm`` of its model files (``load`` refuses others)
 
     def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
                  max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,

@@ -73,6 +73,7 @@ class LambdaMART(BoostedRanker):
     """
 
     param_objects = (TreeParams, BoostParams, LambdaRankParams, CostParams, FitParams)
+    model_algorithm = "lambdamart"  # the ``algorithm`` of its model files (``load`` refuses others)
 
     def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
                  max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,

@@ -36,7 +36,7 @@ from __future__ import annotations
 from ._ensemble import TREE_FIELDS, Ensemble, Tree
 from ._mcrank_model import McRankModel
 from ._missing_values import SPLIT_STRATEGIES, STRATEGIES, MissingValues, check_strategy, refilled, with_missing
-from ._model_json import FORMAT, MCRANK, VERSION, _read_json, write_json_atomic
+from ._model_json import FORMAT, MCRANK, VERSION, read_model_document, write_json_atomic
 from .constants import LEAF
 from .errors import ModelFormatError
 
@@ -44,12 +44,38 @@ __all__ = ["FORMAT", "VERSION", "MCRANK", "SPLIT_STRATEGIES", "TREE_FIELDS", "Tr
            "load_model", "MissingValues", "check_strategy", "refilled", "with_missing", "write_json_atomic"]
 
 
-def load_model(path) -> "Ensemble | McRankModel":
+def load_model(path, *, verify_checksum: bool = True) -> "Ensemble | McRankModel":
     """The model of a twinrank model file: an :class:`McRankModel` if its algorithm is
-    ``"mcrank"``, else an :class:`Ensemble`."""
-    d = _read_json(path)
-    model_type = McRankModel if isinstance(d, dict) and d.get("algorithm") == MCRANK else Ensemble
+    ``"mcrank"``, else an :class:`Ensemble`.
+
+    The one validating loader: the file must be UTF-8 JSON of this format and a
+    readable version; its checksum must match its content (``verify_checksum=False``
+    accepts a file edited on purpose); every field must have its type and shape, and
+    every tree must be a tree (``_tree_structure``) splitting on features below the
+    model's ``n_features``; a fitted missing-value strategy must fit the model. Any
+    fault raises :class:`ModelFormatError` naming the file and the field, e.g.
+    ``model.json: trees[3].left[17] = 99: is not a node of this tree (1..30)``.
+    """
+    d = read_model_document(path, verify_checksum=verify_checksum)
     try:
-        return model_type.from_dict(d)
+        if d.get("algorithm") == MCRANK:
+            model = McRankModel.from_dict(d)
+            ensembles = model.classifiers
+        else:
+            model = Ensemble.from_dict(d)
+            ensembles = [model]
+        for e in ensembles:
+            _check_missing(e)
     except ModelFormatError as e:
         raise ModelFormatError(f"{path}: {e}") from None
+    return model
+
+
+def _check_missing(ensemble: Ensemble) -> None:
+    """Refuse a stored missing-value strategy that does not fit the model's width."""
+    while ensemble is not None:
+        if ensemble.missing is not None:
+            fitted = MissingValues.from_dict(ensemble.missing)
+            if len(fitted.fill) not in (0, ensemble.n_features):
+                raise ModelFormatError(f"missing.fill: {len(fitted.fill)} values for {ensemble.n_features} features")
+        ensemble = ensemble.init_model

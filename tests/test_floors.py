@@ -15,7 +15,7 @@ FLOORS = {
                      "_letor_reader", "_letor_tokens", "_letor_queries", "model", "conventions",
                      "_param_checks", "_tree_params", "_algorithm_params", "_model_json", "_ensemble",
                      "_mcrank_model", "_missing_values", "explain", "lightgbm_text", "_lightgbm_reader",
-                     "_lightgbm_writer", "_numba_cache", "_feature_costs"],
+                     "_lightgbm_writer", "_numba_cache", "_feature_costs", "_model_fields", "_tree_structure"],
                     DATA_MODEL),
     **dict.fromkeys(["binning", "tree", "predict", "objectives", "metrics", "metric_names",
                      "_grower", "_histogram", "_layout", "_partition", "_split", "_lambdarank",

@@ -63,7 +63,7 @@ def test_lambdasmart_continues_a_prior_model():
     prior = fast_lm.LambdaMART(**dict(SMALL, n_trees=5)).fit(train)
     cont = fast_lm.LambdaMART(**dict(SMALL, n_trees=3), init_model=prior).fit(train)
     whole = fast_lm.LambdaMART(**dict(SMALL, n_trees=8)).fit(train)
-    last_three = Ensemble(trees=whole.model_.trees[5:], tree_weights=np.ones(3))
+    last_three = Ensemble(trees=whole.model_.trees[5:], tree_weights=np.ones(3), n_features=train.n_features)
     same_structure(cont.model_, last_three)
     np.testing.assert_allclose(cont.predict(train), whole.predict(train), rtol=1e-9, atol=1e-12)
 
