@@ -9,7 +9,7 @@ from twinrank.reference.errors import DataFormatError, ParameterError
 
 from ._cli_common import (STDOUT, add_accept_edited_option, add_engine_option, add_reading_options,
                           add_threads_option, check_input, check_output, engine_module, read_model,
-                          reading_options)
+                          reading_options, require_queries)
 from ._cli_cost import add_exit_options, exits_from_args
 
 
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from twinrank.reference.model import McRankModel
+    from twinrank.reference.model import BagModel, McRankModel
     from twinrank.reference.letor import read_letor, write_scores
 
     from ._threads import threads
@@ -49,7 +49,10 @@ def run(args) -> int:
     check_input(args.data, "--data")
     check_output(args.output, "--output")
     exits = exits_from_args(args)
-    model = first_trees(read_model(args), args.trees)
+    model = read_model(args)
+    if isinstance(model, BagModel) and (exits is not None or args.trees is not None):
+        raise ParameterError("a BL-MART bag is scored whole: no --trees, no early exits")
+    model = first_trees(model, args.trees)
     data = read_letor(args.data, n_features=model.n_features, max_label=None, **reading_options(args))
     if data.n_features_in_file < model.n_features and not args.allow_fewer_features:
         raise DataFormatError(args.data, None, f"has {data.n_features_in_file} features (its largest feature "
@@ -64,6 +67,11 @@ def run(args) -> int:
             return exit_scores(model, X, data.query_offsets, exits).scores
     elif isinstance(model, McRankModel):
         predict = engine_module(args.engine, "classification").expected_relevance
+    elif isinstance(model, BagModel):
+        require_queries(data, args.data, "--data", "a BL-MART bag combines its members' scores per query")
+
+        def predict(model, X):
+            return engine_module(args.engine, "bagging").bag_scores(model, X, data.query_offsets)
     else:
         predict = engine_module(args.engine, "predict").predict_ensemble
     with threads(args.threads):

@@ -27,7 +27,8 @@ ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
               "mcrank": ("classification", "McRank"),
               "gbrt": ("gbrt", "GBRT"),
               "random-forest": ("forest", "RandomForest"),
-              "igbrt": ("forest", "IGBRT")}
+              "igbrt": ("forest", "IGBRT"),
+              "bl-mart": ("bagging", "BLMART")}
 
 
 def _weighting(text: str):
@@ -217,12 +218,17 @@ def run(args) -> int:
     train = _read(read_letor, args, args.train, "--train")
     valid = _read(read_letor, args, args.valid, "--valid", n_features=train.n_features) if args.valid else None
     convention = getattr(est, "convention", None)
-    counter = TreeCounter(None if args.quiet else Progress(planned_trees(est), convention=convention))
-    est.fit(train, eval_set=[valid] if valid is not None else None, callback=counter)
-    counter.close()
+    if args.algorithm == "bl-mart":
+        est.fit(train, eval_set=[valid] if valid is not None else None,
+                callback=None if args.quiet else MemberProgress(est.n_models))
+        summary = f"trained {est.n_models} members ({est.model_.n_trees} trees kept in all)"
+    else:
+        counter = TreeCounter(None if args.quiet else Progress(planned_trees(est), convention=convention))
+        est.fit(train, eval_set=[valid] if valid is not None else None, callback=counter)
+        counter.close()
+        summary = trained_summary(est.model_, counter.grown, convention)
     est.save(args.model)
-    print(f"{trained_summary(est.model_, counter.grown, convention)}; model written to {args.model}",
-          file=sys.stderr)
+    print(f"{summary}; model written to {args.model}", file=sys.stderr)
     return 0
 
 
@@ -266,6 +272,19 @@ class TreeCounter:
     def close(self) -> None:
         if self.progress is not None:
             self.progress.close()
+
+
+class MemberProgress:
+    """BL-MART's callback: one line per finished member (its trees and validation metric)."""
+
+    def __init__(self, n_models: int):
+        self.n_models, self.done = n_models, 0
+
+    def __call__(self, member: int, row: dict) -> None:
+        self.done += 1
+        metric = next((f", {k} {v:.4f}" for k, v in row.items() if k.startswith("valid:")
+                       and v == v), "")
+        print(f"member {self.done}/{self.n_models} (#{member}): {row['n_trees']} trees{metric}", file=sys.stderr)
 
 
 def total_trees(model) -> int:

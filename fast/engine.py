@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from twinrank.reference.engine import Engine
 
-from . import binning, combine, exits, metrics, objectives, predict, tree
+from . import bag_rules, binning, combine, exits, metrics, objectives, predict, tree
 from ._warm import after_helper, starting_helper
 from ._threads import threads
 
@@ -24,5 +24,6 @@ FAST = Engine(
     lambdarank=objectives.LambdaRank,
     evaluate=metrics.evaluate,
     optimal_combination=combine.optimal_combination,
+    combine_scores=bag_rules.combine_scores,
     threads=threads,
 )

@@ -179,3 +179,49 @@ class McRankParams:
             raise ParameterError("give a weighting array or fit_weights=True, not both")
         if isinstance(self.weighting, str) and self.weighting not in WEIGHTINGS:
             raise ParameterError(f"weighting must be one of {WEIGHTINGS} or an array, got {self.weighting!r}")
+
+
+BAG_RULES = ("minmax", "mean", "borda")  # ``bag_rules.RULES``, checked here with the other parameters
+
+
+@dataclass(frozen=True)
+class BaggingParams:
+    r"""BL-MART's bag (Ganjisaffar, Caruana & Lopes 2011; :mod:`~twinrank.reference.bagging`).
+
+    Parameters
+    ----------
+    n_models : int
+        The number of members $B \ge 1$.
+    query_fraction : float
+        The fraction of training queries, in (0, 1], each member trains on (drawn without replacement).
+    combine : str
+        How members' scores are combined per query: ``"minmax"`` (min-max to [0, 1], then the mean),
+        ``"mean"`` or ``"borda"`` (:mod:`~twinrank.reference.bag_rules`).
+    n_jobs : int or None
+        Train members in this many local processes; None: one after another in this process.
+    workers : int or None
+        Train members on a local Dask cluster of this many workers.
+    scheduler : str or None
+        Train members on the Dask cluster of this scheduler address (``tcp://host:port``).
+    """
+
+    n_models: int = 10
+    query_fraction: float = 0.67
+    combine: str = "minmax"
+    n_jobs: int | None = None
+    workers: int | None = None
+    scheduler: str | None = None
+
+    def __post_init__(self):
+        check_int("n_models", self.n_models, low=1)
+        check_fraction("query_fraction", self.query_fraction)
+        if self.combine not in BAG_RULES:
+            raise ParameterError(f"combine must be one of {', '.join(BAG_RULES)}; got {self.combine!r}")
+        for name in ("n_jobs", "workers"):
+            if getattr(self, name) is not None:
+                check_int(name, getattr(self, name), low=1)
+        if self.scheduler is not None and not isinstance(self.scheduler, str):
+            raise ParameterError(f"scheduler must be an address such as tcp://127.0.0.1:8786, got {self.scheduler!r}")
+        given = [n for n in ("n_jobs", "workers", "scheduler") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ParameterError(f"give at most one of n_jobs, workers, scheduler; got {', '.join(given)}")

@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
-from . import binning, combine, exits, metrics, objectives, predict, tree
+from . import bag_rules, binning, combine, exits, metrics, objectives, predict, tree
 from ._param_checks import check_n_threads
 
 
@@ -29,6 +29,7 @@ class Engine:
     squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
     evaluate : :func:`metrics.evaluate`
     optimal_combination : :func:`combine.optimal_combination` (the exact line search of ``step="optimal"``)
+    combine_scores : :func:`bag_rules.combine_scores` (a bag's members' scores, combined per query)
     threads : ``threads(n_threads)``, the context the kernels run in
     """
 
@@ -45,6 +46,7 @@ class Engine:
     lambdarank: type
     evaluate: Callable
     optimal_combination: Callable
+    combine_scores: Callable
     threads: Callable
 
 
@@ -64,5 +66,6 @@ REFERENCE = Engine(
     lambdarank=objectives.LambdaRank,
     evaluate=metrics.evaluate,
     optimal_combination=combine.optimal_combination,
+    combine_scores=bag_rules.combine_scores,
     threads=no_threads,
 )

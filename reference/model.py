@@ -33,6 +33,7 @@ JSON); :func:`load_model`, the one loader of every kind, is written here.
 """
 from __future__ import annotations
 
+from ._bag_model import BLMART, BagModel
 from ._ensemble import TREE_FIELDS, Ensemble, Tree
 from ._mcrank_model import McRankModel
 from ._missing_values import SPLIT_STRATEGIES, STRATEGIES, MissingValues, check_strategy, refilled, with_missing
@@ -40,13 +41,14 @@ from ._model_json import FORMAT, MCRANK, VERSION, read_model_document, write_jso
 from .constants import LEAF
 from .errors import ModelFormatError
 
-__all__ = ["FORMAT", "VERSION", "MCRANK", "SPLIT_STRATEGIES", "TREE_FIELDS", "Tree", "Ensemble", "McRankModel",
+__all__ = ["FORMAT", "VERSION", "MCRANK", "BLMART", "SPLIT_STRATEGIES", "TREE_FIELDS", "Tree", "Ensemble",
+           "McRankModel", "BagModel",
            "load_model", "MissingValues", "check_strategy", "refilled", "with_missing", "write_json_atomic"]
 
 
-def load_model(path, *, verify_checksum: bool = True) -> "Ensemble | McRankModel":
+def load_model(path, *, verify_checksum: bool = True) -> "Ensemble | McRankModel | BagModel":
     """The model of a twinrank model file: an :class:`McRankModel` if its algorithm is
-    ``"mcrank"``, else an :class:`Ensemble`.
+    ``"mcrank"``, a :class:`BagModel` if it is ``"bl-mart"``, else an :class:`Ensemble`.
 
     The one validating loader: the file must be UTF-8 JSON of this format and a
     readable version; its checksum must match its content (``verify_checksum=False``
@@ -61,6 +63,9 @@ def load_model(path, *, verify_checksum: bool = True) -> "Ensemble | McRankModel
         if d.get("algorithm") == MCRANK:
             model = McRankModel.from_dict(d)
             ensembles = model.classifiers
+        elif d.get("algorithm") == BLMART:
+            model = BagModel.from_dict(d)
+            ensembles = model.members
         else:
             model = Ensemble.from_dict(d)
             ensembles = [model]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass, fields
 
-from ._algorithm_params import (TARGETS, WEIGHTINGS, AveragingParams, CostParams, ForestParams,
+from ._algorithm_params import (BAG_RULES, TARGETS, WEIGHTINGS, AveragingParams, BaggingParams, CostParams, ForestParams,
                                 LambdaRankParams, McRankParams, parse_target)
 from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_n_threads, check_real
 from ._tree_params import MISSING_SPLITS, BoostParams, TreeParams
@@ -26,7 +26,7 @@ from .errors import ParameterError
 __all__ = ["MISSING_SPLITS", "TreeParams", "check_int", "check_real", "check_fraction",
            "check_min_samples_leaf", "BoostParams", "ForestParams", "TARGETS", "LambdaRankParams",
            "parse_target", "MISSING_STRATEGIES", "FitParams", "AveragingParams", "WEIGHTINGS",
-           "McRankParams", "CostParams", "check_bool", "from_names", "field_names"]
+           "McRankParams", "CostParams", "BaggingParams", "BAG_RULES", "check_bool", "from_names", "field_names"]
 
 
 MISSING_STRATEGIES = ("learn", "separate", "zero", "one", "mean", "median", "iterative")

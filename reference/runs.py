@@ -110,6 +110,7 @@ class Task:
     convention: str
     single_thread: bool
     keep_scores: bool
+    keep_models: bool = False
 
 
 @dataclass
@@ -119,6 +120,7 @@ class Outcome:
     index: int
     row: dict
     scores: dict = field(default_factory=dict)
+    model: object = None  # the fitted model, with ``keep_models``
 
 
 def train_run(task: Task, fold: Fold) -> Outcome:
@@ -140,7 +142,7 @@ def train_run(task: Task, fold: Fold) -> Outcome:
                                              convention=task.convention)
                 metric_columns.update({f"{split}:{k}": float(v) for k, v in values.items()})
         return Outcome(run.index, {**row, **metric_columns, "error": ""},
-                       scores if task.keep_scores else {})
+                       scores if task.keep_scores else {}, est.model_ if task.keep_models else None)
     except Exception as e:  # noqa: BLE001  (one failed run must not stop the others)
         return Outcome(run.index, {**row, **metric_columns, "error": f"{type(e).__name__}: {e}"})
 
@@ -280,6 +282,7 @@ class Results:
     folds: list
     rows: list
     scores: dict = field(default_factory=dict)  # {(run index, split): (n_rows,) scores}
+    models: dict = field(default_factory=dict)  # {run index: fitted model}, with ``keep_models``
 
     @property
     def columns(self) -> list:
@@ -332,7 +335,7 @@ def _written(text: str, path) -> str:
 
 def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, metrics=("ndcg@10",),
             convention: str = DEFAULT_CONVENTION, executor=None, keep_scores: bool = False,
-            progress=None) -> Results:
+            keep_models: bool = False, progress=None) -> Results:
     """Train every run of ``runs`` on its fold and return the :class:`Results` table.
 
     Parameters
@@ -346,12 +349,13 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
     executor : :class:`InProcess` (default), :class:`ProcessPool`, :class:`DaskExecutor`
         (:func:`make_executor`).
     keep_scores : keep every run's validation and test scores (:meth:`Results.score_matrix`).
+    keep_models : keep every run's fitted model (``Results.models``; bags and pools are built of them).
     progress : ``progress(done, total, row)`` called as each run finishes (in any order).
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     executor = executor or InProcess()
-    tasks = [Task(run, estimator, dict(fixed or {}), metrics, convention, executor.parallel, keep_scores)
-             for run in runs]
+    tasks = [Task(run, estimator, dict(fixed or {}), metrics, convention, executor.parallel, keep_scores,
+                  keep_models) for run in runs]
     outcomes = {}
     for outcome in executor.map(tasks, list(folds)):
         outcomes[outcome.index] = outcome
@@ -359,7 +363,8 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
             progress(len(outcomes), len(tasks), outcome.row)
     ordered = [outcomes[run.index] for run in runs]
     scores = {(o.index, split): s for o in ordered for split, s in o.scores.items()}
-    return Results(list(runs), list(folds), [o.row for o in ordered], scores)
+    models = {o.index: o.model for o in ordered if o.model is not None}
+    return Results(list(runs), list(folds), [o.row for o in ordered], scores, models)
 
 
 def read_folds(directory) -> list[Fold]:

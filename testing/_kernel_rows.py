@@ -262,6 +262,25 @@ def _combine_rows():
             for form, alpha_range in (("convex", (0.0, 1.0)), ("boosting", (0.1, 5.0)))]
 
 
+# ---------------------------------------------------------------- a bag's combination rules
+
+BAG_MEMBERS = 4
+
+
+def _bag_inputs(rule):
+    def inputs(data, rng):
+        scores = np.stack([tied_scores(rng, data.n_rows) for _ in range(BAG_MEMBERS)])  # (B, n_rows)
+        return Inputs((scores, data.query_offsets), dict(rule=rule),
+                      note=f"{BAG_MEMBERS} members' scores with ties")
+    return inputs
+
+
+def _bag_rows():
+    return [Twin(f"combine_scores[{rule}]", "combining", "bag_rules", "combine_scores", "exact", _bag_inputs(rule),
+                 summary=f"a bag's members' scores combined per query by {rule}")
+            for rule in ("minmax", "mean", "borda")]
+
+
 # ---------------------------------------------------------------- bias and variance
 
 DIAGNOSTIC_MODELS = 5

@@ -42,7 +42,7 @@ and the diagnosis of a tied split); every public name is importable from here.
 from __future__ import annotations
 
 from ._inputs import STEP, exact_gradients, tied_scores, train_test
-from ._kernel_rows import (METRIC_NAMES, _bin_rows, _combine_rows, _diagnostics_rows, _metric_rows,
+from ._kernel_rows import (METRIC_NAMES, _bag_rows, _bin_rows, _combine_rows, _diagnostics_rows, _metric_rows,
                            _objective_rows, _scoring_rows, _tree_rows, split_parts, tree_parts)
 from ._model_rows import ESTIMATOR_TREES, NOISE, STRUCTURE, _estimator_rows, model_parts, split_tie
 from ._twin import TOLERANCES, Inputs, Tolerance, Twin
@@ -56,7 +56,7 @@ __all__ = ["Tolerance", "TOLERANCES", "Inputs", "Twin", "REGISTRY", "get", "name
 # ---------------------------------------------------------------- the table
 
 REGISTRY: tuple = tuple(_metric_rows() + _bin_rows() + _tree_rows() + _objective_rows() + _scoring_rows()
-                        + _combine_rows() + _diagnostics_rows() + _estimator_rows())
+                        + _combine_rows() + _bag_rows() + _diagnostics_rows() + _estimator_rows())
 """Every twinned component, in layer order (metrics first, whole models last)."""
 
 
