@@ -21,7 +21,7 @@ from ._cli_common import add_engine_option, engine_module
 
 COMMANDS = ["train", "predict", "evaluate", "combine", "cost", "compare", "grid", "inspect", "export",
             "import", "data", "verify", "demo"]
-COMMANDS += ["diagnose"]
+COMMANDS += ["diagnose", "experiment"]
 __all__ = ["main", "build_parser", "version", "COMMANDS", "add_engine_option", "engine_module"]
 
 

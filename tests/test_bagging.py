@@ -163,3 +163,52 @@ def test_cli_trains_and_predicts_a_bag(mq2008, tmp_path, capsys):
     assert cli.main(["predict", "--model", str(model), "--data", str(paths["test"]), "--output", str(scores),
                      "--trees", "2"]) == 2
     assert "scored whole" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- pools and the variance experiment
+
+def test_a_pool_keeps_both_stopping_points_and_its_full_bag_is_the_bag(mq2008):
+    from twinrank.fast.pools import ModelPool, bag_curve
+
+    train, valid, test = mq2008
+    bag = BLMART(**dict(SMALL, n_trees=40), overfit_tolerance=0.01, overfit_extra_trees=5).fit(
+        train, eval_set=[valid])
+    pool = ModelPool.from_bag(bag, valid, test)
+    for m, member in enumerate(bag.model_.members):
+        best = member.truncated(member.best_iteration)
+        np.testing.assert_array_equal(pool.scores["non-overfitted"]["test"][m],
+                                      bag.engine.predict_ensemble(best, test.X))
+        np.testing.assert_array_equal(pool.scores["overfitted"]["test"][m], bag.predict_members(test)[m])
+    means, stds = bag_curve(pool, [3], draws=2, metric="map", split="test")
+    whole = bag.engine.evaluate("map", test.y, bag.predict(test), test.query_offsets, convention="letor")["map"]
+    assert means[0] == pytest.approx(whole, abs=1e-12) and stds[0] == pytest.approx(0, abs=1e-12)
+    with pytest.raises(ParameterError, match="bag size must be in 1..3"):
+        bag_curve(pool, [4])
+
+
+def test_the_variance_experiment_table(mq2008):
+    from twinrank.fast.pools import variance_experiment
+
+    train, _, test = mq2008
+    table = variance_experiment({"LambdaMART": lambda s: LambdaMART(n_trees=5, max_leaves=6, seed=s),
+                                 "BL-MART": lambda s: BLMART(n_models=2, n_trees=5, max_leaves=6, seed=s)},
+                                train, test, samples=3, metrics=("ndcg@10", "map"))
+    assert table.reduction["LambdaMART"] == {"ndcg@10": 0.0, "map": 0.0}
+    assert set(table.variance["BL-MART"]) == {"ndcg@10", "map"} and "reduction BL-MART" in table.to_text()
+    with pytest.raises(ParameterError, match="at least 2 samples"):
+        variance_experiment({}, train, test, samples=1)
+
+
+def test_cli_variance_experiment(mq2008, tmp_path, capsys):
+    import json
+
+    paths = {name: tmp_path / f"{name}.txt" for name in ("train", "valid", "test")}
+    for name, data in zip(paths, mq2008):
+        write_letor(data, paths[name])
+    argv = ["experiment", "variance", "--train", str(paths["train"]), "--test", str(paths["test"]),
+            "--set", "n_trees=4", "--set", "max_leaves=6", "--models", "2", "--samples", "2", "--json", "--quiet"]
+    assert cli.main(argv) == 0
+    table = json.loads(capsys.readouterr().out)
+    assert table["reduction"]["LambdaMART"]["map"] == 0.0 and "BL-MART (B=2)" in table["variance"]
+    assert cli.main(argv[:-4] + ["--samples", "1", "--quiet"]) == 2
+    assert "--samples >= 2" in capsys.readouterr().err

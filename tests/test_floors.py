@@ -30,12 +30,13 @@ FLOORS = {
     **dict.fromkeys(["boosting", "missing", "_forest_loop", "reweight", "runs", "staged", "grid"], LOOPS),
     **dict.fromkeys(["diagnostics"], LOOPS),
     **dict.fromkeys(["_estimator", "_sklearn_protocol", "lambdamart", "gbrt", "forest", "classification",
-                     "sklearn", "transfer", "bagging"], ESTIMATORS),
+                     "sklearn", "transfer", "bagging", "pools"], ESTIMATORS),
     **dict.fromkeys(["cli", "_cli_common", "_progress", "_cli_train", "_cli_predict", "_cli_evaluate",
                      "_cli_demo", "_cli_verify", "_cli_inspect", "_cli_data", "_cli_export", "_cli_import",
                      "_cli_combine", "_cli_cost", "_cli_compare",
                      "_cli_grid"], CLI),
     "_cli_diagnose": CLI,
+    "_cli_experiment": CLI,
 }
 
 

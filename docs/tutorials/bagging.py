@@ -43,27 +43,27 @@ print(f"all {len(a)} test queries: NDCG@10 {a.mean():.4f} vs {b.mean():.4f}; "
 # --8<-- [end:folds]
 
 # --8<-- [start:variance]
-train, valid, test = load_mq2008(1)
-samples = 10  # as the paper: 10 samples of 67% of the training queries
-rng = np.random.default_rng(0)
-results = {"LambdaMART": [], "BL-MART (B=10)": []}
-for t in range(samples):
-    queries = np.sort(rng.choice(train.n_queries, int(0.67 * train.n_queries), replace=False))
-    sample = train.take_queries(queries)
-    for name, est in (("LambdaMART", LambdaMART(**dict(MEMBER, seed=t))),
-                      ("BL-MART (B=10)", BLMART(n_models=10, **dict(MEMBER, seed=t)))):
-        scores = est.fit(sample, eval_set=[valid]).predict(test)
-        values = evaluate(["ndcg@1", "ndcg@3", "ndcg@10", "map"], test.y, scores, test.query_offsets,
-                          convention="letor")
-        results[name].append([values[m] for m in ("ndcg@1", "ndcg@3", "ndcg@10", "map")])
-single, bag = (np.array(results[k]) for k in results)
-print("metric    LambdaMART mean (var)      BL-MART mean (var)      variance reduction")
-for j, metric in enumerate(("NDCG@1", "NDCG@3", "NDCG@10", "MAP")):
-    v1, v2 = single[:, j].var(ddof=1), bag[:, j].var(ddof=1)
-    print(f"{metric:<8}  {single[:, j].mean():.4f} ({v1:.2e})     {bag[:, j].mean():.4f} ({v2:.2e})     "
-          f"{100 * (1 - v2 / v1):5.1f}%")
+from twinrank.fast.pools import variance_experiment
 
-fig, ax = plt.subplots(figsize=(6, 3))
-ax.boxplot([single[:, 2], bag[:, 2]], tick_labels=list(results))
-ax.set(ylabel="test NDCG@10 (LETOR)", title=f"{samples} samples of 67% of the training queries")
+train, valid, test = load_mq2008(1)
+table = variance_experiment({"LambdaMART": lambda seed: LambdaMART(**dict(MEMBER, seed=seed)),
+                             "BL-MART (B=10)": lambda seed: BLMART(n_models=10, **dict(MEMBER, seed=seed))},
+                            train, test, valid=valid, samples=10, fraction=0.67)
+print(table.to_text())
 # --8<-- [end:variance]
+
+# --8<-- [start:pool]
+from twinrank.fast.pools import ModelPool, bag_curve
+
+pool_bag = BLMART(n_models=16, n_trees=300, max_leaves=15, query_subsample=0.7, feature_fraction=0.5,
+                  overfit_tolerance=0.02, overfit_extra_trees=50, seed=0).fit(train, eval_set=[valid])
+pool = ModelPool.from_bag(pool_bag, valid, test)
+sizes = [1, 2, 4, 8, 12, 16]
+fig, ax = plt.subplots(figsize=(6.5, 3.4))
+for kind, style in (("overfitted", "-"), ("non-overfitted", "--")):
+    for rule, colour in (("minmax", "tab:blue"), ("mean", "tab:green"), ("borda", "tab:red")):
+        means, _ = bag_curve(pool, sizes, draws=30, metric="map", rule=rule, kind=kind)
+        ax.plot(sizes, means, style, color=colour, marker=".", label=f"{rule}, {kind}")
+ax.set(xlabel="bag size b", ylabel="validation MAP (LETOR)", title="bags drawn from a pool of 16 members")
+ax.legend(fontsize=7, ncol=2)
+# --8<-- [end:pool]
