@@ -69,15 +69,18 @@ def scores_on(engine, model: BagModel, X, query_offsets) -> np.ndarray:
 class BLMART(LambdaMART):
     """Bagged LambdaMART: ``n_models`` LambdaMART members on samples of the queries, combined per query.
 
+    ``predict`` needs the queries (a Dataset, or ``qid=``): min-max and Borda count work
+    within each query. ``predict_members`` gives the members x documents score matrix.
+
     Parameters
     ----------
     n_models, query_fraction, combine : the bag (:class:`~twinrank.reference.params.BaggingParams`).
     n_jobs, workers, scheduler : where the members train (at most one): local processes, a local
         Dask cluster of ``workers`` workers, or the Dask cluster at ``scheduler``; none: in process.
-    the rest : every :class:`~twinrank.reference.lambdamart.LambdaMART` parameter, for each member.
-
-    ``predict`` needs the queries (a Dataset, or ``qid=``): min-max and Borda count work
-    within each query. ``predict_members`` gives the members x documents score matrix.
+    n_trees, learning_rate, max_leaves, min_samples_leaf, query_subsample, feature_fraction,
+    early_stopping_rounds, overfit_tolerance, overfit_extra_trees, seed :
+        as every other :class:`~twinrank.reference.lambdamart.LambdaMART` parameter, each
+        member's; ``seed`` is the master seed of the members' seeds (the module docstring).
     """
 
     param_objects = (BaggingParams,) + LambdaMART.param_objects
