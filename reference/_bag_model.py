@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ._ensemble import Ensemble
 from ._algorithm_params import BAG_RULES as RULES
 from ._model_fields import int_value, join, refuse_unknown, require, typed
-from ._model_json import FORMAT, VERSION, check_header, read_model_document, write_model_atomic
+from ._model_json import FORMAT, VERSION, ModelFile, check_header
 from .errors import ModelFormatError
 
 BLMART = "bl-mart"  # the algorithm of a bag's model document
@@ -21,7 +21,7 @@ BAG_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "combi
 
 
 @dataclass
-class BagModel:
+class BagModel(ModelFile):
     """A fitted BL-MART: ``members`` (Ensembles of ``n_features`` features) and the ``combine`` rule."""
 
     members: list
@@ -63,16 +63,3 @@ class BagModel:
                    combine=typed(require(d, "combine", path), str, join(path, "combine")),
                    n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
                    params=typed(d.get("params", {}), dict, join(path, "params")))
-
-    def save(self, path) -> None:
-        """Write the bag as JSON with its checksum, atomically."""
-        write_model_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path, *, verify_checksum: bool = True) -> "BagModel":
-        """Read a BL-MART model file (written by either twin); see ``model.load_model``."""
-        d = read_model_document(path, verify_checksum=verify_checksum)
-        try:
-            return cls.from_dict(d)
-        except ModelFormatError as e:
-            raise ModelFormatError(f"{path}: {e}") from None

@@ -10,8 +10,7 @@ import numpy as np
 
 from ._model_fields import (float_array, float_value, int_array, int_value, join, refuse_unknown, require,
                             typed)
-from ._model_json import (FORMAT, VERSION, _encode, _encode_scalar, check_header, read_model_document,
-                          write_model_atomic)
+from ._model_json import FORMAT, VERSION, ModelFile, _encode, _encode_scalar, check_header
 from ._tree_structure import check_tree
 from .constants import LEAF
 from .errors import ModelFormatError
@@ -103,7 +102,7 @@ class Tree:
 
 
 @dataclass
-class Ensemble:
+class Ensemble(ModelFile):
     r"""A sum of weighted trees on top of a base score and an optional prior model.
 
     Attributes
@@ -212,16 +211,3 @@ class Ensemble:
         except ModelFormatError as e:
             message = str(e)
             raise ModelFormatError(message if not path or message.startswith(path) else f"{path}: {message}") from None
-
-    def save(self, path) -> None:
-        """Write the model as JSON with its checksum, atomically (temporary file, then rename)."""
-        write_model_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path, *, verify_checksum: bool = True) -> "Ensemble":
-        """Read a model file written by :meth:`save` (by either twin); see ``model.load_model``."""
-        d = read_model_document(path, verify_checksum=verify_checksum)
-        try:
-            return cls.from_dict(d)
-        except ModelFormatError as e:
-            raise ModelFormatError(f"{path}: {e}") from None

@@ -7,7 +7,7 @@ import numpy as np
 
 from ._ensemble import Ensemble
 from ._model_fields import float_array, int_value, join, refuse_unknown, require, typed
-from ._model_json import FORMAT, MCRANK, VERSION, _encode, check_header, read_model_document, write_model_atomic
+from ._model_json import FORMAT, MCRANK, VERSION, ModelFile, _encode, check_header
 from .errors import ModelFormatError
 
 
@@ -16,7 +16,7 @@ MCRANK_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "la
 
 
 @dataclass
-class McRankModel:
+class McRankModel(ModelFile):
     """A fitted McRank: one logistic :class:`Ensemble` per threshold, and the relevance weights.
 
     Attributes
@@ -80,16 +80,3 @@ class McRankModel:
                                                  join(path, "relevance_weights")),
                    n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
                    params=typed(d.get("params", {}), dict, join(path, "params")))
-
-    def save(self, path) -> None:
-        """Write the model as JSON with its checksum, atomically (temporary file, then rename)."""
-        write_model_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path, *, verify_checksum: bool = True) -> "McRankModel":
-        """Read a McRank model file (written by either twin); see ``model.load_model``."""
-        d = read_model_document(path, verify_checksum=verify_checksum)
-        try:
-            return cls.from_dict(d)
-        except ModelFormatError as e:
-            raise ModelFormatError(f"{path}: {e}") from None

@@ -75,6 +75,23 @@ def read_model_document(path, *, verify_checksum: bool = True) -> dict:
     return doc
 
 
+class ModelFile:
+    """``save`` and ``load`` of a model kind with ``to_dict`` / ``from_dict``: checksummed, atomic."""
+
+    def save(self, path) -> None:
+        """Write the model as JSON with its checksum, atomically (temporary file, then rename)."""
+        write_model_atomic(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path, *, verify_checksum: bool = True):
+        """Read a model file of this kind (written by either twin); see ``model.load_model``."""
+        doc = read_model_document(path, verify_checksum=verify_checksum)
+        try:
+            return cls.from_dict(doc)
+        except ModelFormatError as e:
+            raise ModelFormatError(f"{path}: {e}") from None
+
+
 def check_header(doc, path: str) -> None:
     """Refuse a document that is not an object of this format, of a version this twinrank reads."""
     where = f"{path}: " if path else ""
