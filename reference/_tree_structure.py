@@ -40,8 +40,6 @@ def check_tree(tree, path: str = "tree") -> None:
     twice = first_bad(parents > 1)
     if twice is not None:
         raise ModelFormatError(f"{path}: node {twice} is the child of {parents[twice]} nodes")
-    if parents[0]:
-        raise ModelFormatError(f"{path}: the root (node 0) is the child of another node")
     _check_reachable(tree, inner, third, path)
 
 
