@@ -1,7 +1,7 @@
 """Parameter objects (shared data model, defined once in ``twinrank.reference.params``)."""
-from twinrank.reference.params import (AveragingParams, BoostParams, CostParams, FitParams,
+from twinrank.reference.params import (AveragingParams, BoostParams, CostParams, DARTParams, FitParams,
                                        ForestParams, LambdaRankParams, McRankParams, TreeParams,
                                        from_names)
 
 __all__ = ["TreeParams", "BoostParams", "ForestParams", "LambdaRankParams", "FitParams",
-           "AveragingParams", "McRankParams", "CostParams", "from_names"]
+           "AveragingParams", "McRankParams", "CostParams", "DARTParams", "from_names"]

@@ -17,7 +17,8 @@ from .errors import ModelFormatError
 
 # The fields of an ensemble's document (``to_dict``), and its checksum (``_model_json``).
 ENSEMBLE_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "base_score", "params", "history",
-                   "best_iteration", "init_model", "tree_weights", "trees", "missing")
+                   "best_iteration", "init_model", "tree_weights", "trees", "missing", "snapshots", "retired_trees")
+SNAPSHOT_FIELDS = ("size", "members", "tree_weights")
 
 # (name, dtype) of the per-node arrays of a Tree, in file order.
 TREE_FIELDS = (
@@ -102,6 +103,46 @@ class Tree:
 
 
 @dataclass
+class Snapshot:
+    """An ensemble as it was when it first held ``size`` trees (DART and X-DART rescale and prune later).
+
+    ``members`` index the model's tree pool, ``trees + retired_trees``; ``tree_weights``
+    are those trees' weights at that moment.
+    """
+
+    size: int
+    members: np.ndarray
+    tree_weights: np.ndarray
+
+    def __post_init__(self):
+        self.members = np.asarray(self.members, dtype=np.int64)
+        self.tree_weights = np.asarray(self.tree_weights, dtype=np.float64)
+
+    def check(self, pool_size: int, path: str) -> None:
+        """Refuse a snapshot whose members are not ``size`` distinct trees of the pool, or whose weights are not finite."""
+        if self.size < 0 or self.members.shape != (self.size,) or self.tree_weights.shape != (self.size,):
+            raise ModelFormatError(f"{path}: size {self.size} but {self.members.shape} members and "
+                                   f"{self.tree_weights.shape} tree weights")
+        if self.size and (self.members.min() < 0 or self.members.max() >= pool_size):
+            raise ModelFormatError(f"{path}.members: a member is not a tree of the pool (0..{pool_size - 1})")
+        if len(np.unique(self.members)) != self.size:
+            raise ModelFormatError(f"{path}.members: a tree is listed twice")
+        if not np.all(np.isfinite(self.tree_weights)):
+            raise ModelFormatError(f"{path}.tree_weights: not all finite")
+
+    def to_dict(self) -> dict:
+        return {"size": int(self.size), "members": self.members.tolist(), "tree_weights": _encode(self.tree_weights)}
+
+    @classmethod
+    def from_dict(cls, d, path: str) -> "Snapshot":
+        typed(d, dict, path)
+        refuse_unknown(d, SNAPSHOT_FIELDS, path)
+        return cls(size=int_value(require(d, "size", path), join(path, "size"), minimum=0),
+                   members=int_array(require(d, "members", path), join(path, "members")),
+                   tree_weights=float_array(require(d, "tree_weights", path), join(path, "tree_weights")))
+
+
+@dataclass
 class Ensemble(ModelFile):
     r"""A sum of weighted trees on top of a base score and an optional prior model.
 
@@ -120,6 +161,9 @@ class Ensemble(ModelFile):
     missing : dict or None, the fitted missing-value strategy (``missing.MissingValues.to_dict``)
         applied to every ``X`` before scoring; None (the default, and in files without
         it) scores ``X`` as it is
+    snapshots : list of Snapshot, the model at earlier sizes (DART, X-DART: ``n_trees=size``
+        scores the snapshot, not a prefix); empty for every other model
+    retired_trees : list of Tree, trees of some snapshot that the final model no longer holds
     """
 
     trees: list = field(default_factory=list)
@@ -132,6 +176,8 @@ class Ensemble(ModelFile):
     history: dict = field(default_factory=dict)
     best_iteration: int | None = None
     missing: dict | None = None
+    snapshots: list = field(default_factory=list)
+    retired_trees: list = field(default_factory=list)
 
     def __post_init__(self):
         """Refuse weights, scores or feature indices a scorer could not use safely."""
@@ -148,6 +194,15 @@ class Ensemble(ModelFile):
             if tree.max_feature >= self.n_features:
                 raise ModelFormatError(f"trees[{t}].feature: splits on feature {tree.max_feature} but the "
                                        f"model takes n_features = {self.n_features}")
+        for t, tree in enumerate(self.retired_trees):
+            if tree.max_feature >= self.n_features:
+                raise ModelFormatError(f"retired_trees[{t}].feature: splits on feature {tree.max_feature} but the "
+                                       f"model takes n_features = {self.n_features}")
+        sizes = [snapshot.size for snapshot in self.snapshots]
+        if len(set(sizes)) != len(sizes):
+            raise ModelFormatError(f"snapshots: a size is given twice ({sizes})")
+        for i, snapshot in enumerate(self.snapshots):
+            snapshot.check(len(self.trees) + len(self.retired_trees), f"snapshots[{i}]")
         if self.init_model is not None and self.init_model.n_features != self.n_features:
             raise ModelFormatError(f"init_model: takes {self.init_model.n_features} features, the model "
                                    f"{self.n_features}")
@@ -156,10 +211,28 @@ class Ensemble(ModelFile):
     def n_trees(self) -> int:
         return len(self.trees)
 
+    @property
+    def snapshot_sizes(self) -> list:
+        """The sizes of the model's snapshots, increasing (empty for a model without any)."""
+        return sorted(snapshot.size for snapshot in self.snapshots)
+
     def truncated(self, n_trees: int) -> "Ensemble":
-        """The same model keeping only its first ``n_trees`` trees."""
+        """The same model keeping only its first ``n_trees`` trees.
+
+        A model with snapshots (DART) is not a sum whose prefixes mean anything: there
+        ``n_trees`` must be 0, the model's own size, or a snapshot's size, and the result
+        is that snapshot.
+        """
+        trees, weights = self.trees[:n_trees], self.tree_weights[:n_trees]
+        if self.snapshots and n_trees not in (0, self.n_trees):
+            snapshot = {s.size: s for s in self.snapshots}.get(n_trees)
+            if snapshot is None:
+                raise ModelFormatError(f"this {self.algorithm} model keeps snapshots at sizes {self.snapshot_sizes} "
+                                       f"and its final {self.n_trees} trees; n_trees={n_trees} is none of them")
+            pool = self.trees + self.retired_trees
+            trees, weights = [pool[i] for i in snapshot.members], snapshot.tree_weights
         return Ensemble(
-            trees=self.trees[:n_trees], tree_weights=self.tree_weights[:n_trees],
+            trees=trees, tree_weights=weights,
             base_score=self.base_score, n_features=self.n_features,
             init_model=self.init_model, algorithm=self.algorithm, params=dict(self.params),
             history={k: list(v) for k, v in self.history.items()},
@@ -182,7 +255,15 @@ class Ensemble(ModelFile):
             "tree_weights": _encode(self.tree_weights),
             "trees": [t.to_dict() for t in self.trees],
             **missing,
+            **self._snapshots_dict(),
         }
+
+    def _snapshots_dict(self) -> dict:
+        """The snapshot fields of :meth:`to_dict`, only for a model that has snapshots."""
+        if not self.snapshots:
+            return {}
+        return {"snapshots": [s.to_dict() for s in self.snapshots],
+                "retired_trees": [t.to_dict() for t in self.retired_trees]}
 
     @classmethod
     def from_dict(cls, d: dict, path: str = "") -> "Ensemble":
@@ -207,6 +288,10 @@ class Ensemble(ModelFile):
                 history=typed(d.get("history", {}), dict, join(path, "history")),
                 best_iteration=None if best is None else int_value(best, join(path, "best_iteration"), minimum=0),
                 missing=typed(d.get("missing"), dict, join(path, "missing"), optional=True),
+                snapshots=[Snapshot.from_dict(s, join(path, f"snapshots[{i}]"))
+                           for i, s in enumerate(typed(d.get("snapshots", []), list, join(path, "snapshots")))],
+                retired_trees=[Tree.from_dict(t, join(path, f"retired_trees[{i}]")) for i, t in
+                               enumerate(typed(d.get("retired_trees", []), list, join(path, "retired_trees")))],
             )
         except ModelFormatError as e:
             message = str(e)

@@ -268,7 +268,10 @@ def truncated(model: Ensemble, n_trees: int | None) -> Ensemble:
         return model
     if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)) or n_trees < 0:
         raise ParameterError(f"n_trees must be None or an integer >= 0, got {n_trees!r}")
-    if n_trees > model.n_trees:
+    if model.snapshots and n_trees not in (0, model.n_trees, *model.snapshot_sizes):
+        raise ParameterError(f"n_trees={n_trees}: this {model.algorithm} model scores at its snapshot sizes "
+                             f"{model.snapshot_sizes} and its final size {model.n_trees} only")
+    if n_trees > model.n_trees and not model.snapshots:
         raise ParameterError(f"n_trees={n_trees} but the model has {model.n_trees} trees")
     return model.truncated(int(n_trees))
 

@@ -138,6 +138,13 @@ class BoostParams:
         The range ``(lo, hi)`` of the optimal step; the lower bound keeps a weak tree from stalling training.
     step_on : {"valid", "train"}
         The data the optimal step is chosen on: the first ``eval_set`` (as in the paper) or the training set.
+    learning_rate_schedule : {"constant", "adaptive"}
+        ``adaptive``: tree $i$ (from 1) is shrunk by DART's normalisation without the dropout,
+        $\eta / (k_i + \eta)$ with $k_i = \lfloor r\,i \rfloor$, $r$ = ``schedule_rate``, and by
+        $\eta$ while $k_i = 0$ (X-DART's ablation "LambdaMART A.L.R.", Lucchese et al. 2017; the
+        $k = 0$ rule is :mod:`~twinrank.reference.dropout`'s).
+    schedule_rate : float in [0, 1]
+        $r$ of the adaptive schedule (DART's drop rate; the paper's 1.5%).
     """
 
     n_trees: int = 100
@@ -157,6 +164,8 @@ class BoostParams:
     step: str = "newton"
     step_range: tuple = (0.1, 5.0)
     step_on: str = "valid"
+    learning_rate_schedule: str = "constant"
+    schedule_rate: float = 0.015
 
     def __post_init__(self):
         check_int("n_trees", self.n_trees, low=0)
@@ -188,9 +197,18 @@ class BoostParams:
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ParameterError(f"step_range must be finite with lo < hi, got {self.step_range!r}")
         object.__setattr__(self, "step_range", (lo, hi))
+        if self.learning_rate_schedule not in ("constant", "adaptive"):
+            raise ParameterError("learning_rate_schedule must be 'constant' or 'adaptive', "
+                                 f"got {self.learning_rate_schedule!r}")
+        check_real("schedule_rate", self.schedule_rate, low=0.0, high=1.0)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def tree_rate(self, i: int) -> float:
+        r"""The shrinkage of tree ``i`` (from 1): $\eta$, or the adaptive schedule's $\eta / (k_i + \eta)$."""
+        k = math.floor(self.schedule_rate * i) if self.learning_rate_schedule == "adaptive" else 0
+        return normalised_rate(self.learning_rate, k)
 
     def round_sample(self) -> tuple[str, float] | None:
         """What each round draws: ``("queries" | "rows", fraction)``, or None for every row."""
@@ -199,3 +217,14 @@ class BoostParams:
         if self.subsample < 1.0:
             return self.subsample_by, self.subsample
         return None
+
+
+def normalised_rate(learning_rate: float, k: int) -> float:
+    r"""DART's weight of a new tree when ``k`` trees were dropped: $\eta / (k + \eta)$, and $\eta$ for $k = 0$.
+
+    The paper's rule read literally gives a whole Newton step (weight 1) whenever nothing is
+    dropped; with $\eta < 1$ that would make the first $1/r$ trees of the ratio strategy
+    unshrunk. XGBoost's and LightGBM's DART keep $\eta$ then, and so does twinrank: the rate
+    then never rises, since $\eta/(k + \eta) < \eta$ for $k \ge 1$. The two agree at $\eta = 1$.
+    """
+    return learning_rate if k == 0 else learning_rate / (k + learning_rate)

@@ -34,7 +34,7 @@ from .objectives import Loss
 from .params import BoostParams
 from .sampling import feature_masks, make_rng, subsample
 
-__all__ = ["boost", "run_boosting", "StoppingRule", "Objective"]
+__all__ = ["boost", "run_boosting", "StoppingRule", "Objective", "grow_round"]
 
 
 class Objective(Loss):
@@ -90,31 +90,26 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
     rng = make_rng(params.seed)
     thresholds = engine.bin_thresholds(train.X, params.max_bins)
     binned = engine.apply_bins(train.X, thresholds)
-    scores = _initial_scores(engine, train, init_model, init_scores, base_score)
+    scores = initial_scores(engine, train, init_model, init_scores, base_score)
     if valid is not None:
         valid_binned = engine.apply_bins(valid.X, thresholds)
-        valid_scores = _initial_scores(engine, valid, init_model, valid_init_scores, base_score)
+        valid_scores = initial_scores(engine, valid, init_model, valid_init_scores, base_score)
     k = params.tree.n_features_per_node(train.n_features)
     rule = StoppingRule(params) if valid is not None else None
     if rule is not None:
-        rule.start(_metric(engine, params, valid, valid_scores))
+        rule.start(metric_value(engine, params, valid, valid_scores))
     g, h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
     trees, weights, history = [], [], {}
     for m in range(params.n_trees):
-        queries, rows = _round_sample(rng, train, params)
-        loss.gradients(scores, queries, g, h)
-        masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)
-        f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
-                             feature_cost=None if costs is None else costs.current)
+        f, rows = grow_round(engine, rng, train, binned, thresholds, loss, scores, params, k, g, h,
+                             costs=costs)
         if f.n_nodes == 1:  # no split improves the loss: every further round would add a constant
             if not trees:
-                alone = "its prior model" if init_model is not None else "its constant starting score"
-                warnings.warn(f"boosting grew no tree: {why_no_split(train, thresholds, g, rows, params.tree)}; "
-                              f"the model is {alone} alone", TwinrankWarning, stacklevel=2)
+                warn_no_tree(train, thresholds, g, rows, params.tree, init_model)
             break
         if costs is not None:
             costs.pay([f])
-        f = dataclasses.replace(f, value=f.value * params.learning_rate)
+        f = dataclasses.replace(f, value=f.value * params.tree_rate(m + 1))
         train_step = engine.predict_tree_binned(f, binned)  # (n_rows,) the Newton step
         valid_step = engine.predict_tree_binned(f, valid_binned) if valid is not None else None
         weight = 1.0
@@ -127,11 +122,11 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         scores += weight * train_step if weight != 1.0 else train_step  # (n_rows,) the loop's own array
         record = {}
         if params.eval_train:
-            record[f"train:{params.metric}"] = _metric(engine, params, train, scores)
+            record[f"train:{params.metric}"] = metric_value(engine, params, train, scores)
         stop = False
         if valid is not None:
             valid_scores += weight * valid_step if weight != 1.0 else valid_step
-            record[f"valid:{params.metric}"] = _metric(engine, params, valid, valid_scores)
+            record[f"valid:{params.metric}"] = metric_value(engine, params, valid, valid_scores)
             stop = rule.update(m + 1, record[f"valid:{params.metric}"])
         for key, value in record.items():
             history.setdefault(key, []).append(value)
@@ -146,6 +141,28 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         params=dict(model_params or {}), history=history,
         best_iteration=None if rule is None else rule.best_n_trees,
     )
+
+
+def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scores, params: BoostParams, k: int,
+               g, h, *, costs=None):
+    """One round's tree at ``scores``, Newton leaf values not yet shrunk, and the round's rows (None: all).
+
+    Draws, in order: the round's sample, then the node feature subsets. Writes the
+    round's gradients and hessians into ``g`` and ``h`` (``(n_rows,)`` float64).
+    """
+    queries, rows = _round_sample(rng, train, params)
+    loss.gradients(scores, queries, g, h)
+    masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)  # (max_nodes, n_features)
+    f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
+                         feature_cost=None if costs is None else costs.current)
+    return f, rows
+
+
+def warn_no_tree(train: Dataset, thresholds, g, rows, tree, init_model) -> None:
+    """The warning of a fit whose first round grew no split."""
+    alone = "its prior model" if init_model is not None else "its constant starting score"
+    warnings.warn(f"boosting grew no tree: {why_no_split(train, thresholds, g, rows, tree)}; "
+                  f"the model is {alone} alone", TwinrankWarning, stacklevel=3)
 
 
 def why_no_split(train: Dataset, thresholds: list, g: np.ndarray, rows, tree) -> str:
@@ -171,7 +188,7 @@ def optimal_step(engine, params: BoostParams, data: Dataset, scores, tree_scores
                                             convention=params.convention, ties="expected").alpha)
 
 
-def _initial_scores(engine, data: Dataset, init_model, init_scores, base_score) -> np.ndarray:
+def initial_scores(engine, data: Dataset, init_model, init_scores, base_score) -> np.ndarray:
     scores = np.full(data.n_rows, base_score, dtype=np.float64)
     if init_model is not None:
         scores += engine.predict_ensemble(init_model, data.X)
@@ -199,7 +216,7 @@ def _round_sample(rng, train: Dataset, params: BoostParams):
     return queries, query_rows(train.query_offsets, queries)
 
 
-def _metric(engine, params: BoostParams, data: Dataset, scores: np.ndarray) -> float:
+def metric_value(engine, params: BoostParams, data: Dataset, scores: np.ndarray) -> float:
     return float(engine.evaluate([params.metric], data.y, scores, data.query_offsets,
                                   convention=params.convention)[params.metric])
 

@@ -60,6 +60,10 @@ class LambdaMART(BoostedRanker):
         training set ("OC", Wu, Burges, Svore & Gao 2010, Sec. 5.6) instead of shrinking its
         Newton leaves by ``learning_rate``; each alpha is the tree's weight in the model and
         ``history_["alpha"]``. See :class:`~twinrank.reference.params.BoostParams`.
+    learning_rate_schedule, schedule_rate : ``"adaptive"`` shrinks tree $i$ by
+        $\eta / (\lfloor r i \rfloor + \eta)$ ($\eta$ while $\lfloor r i \rfloor = 0$), $r$ =
+        ``schedule_rate``: DART's normalisation without its dropout ("LambdaMART A.L.R.",
+        the ablation of Lucchese et al. 2017; :mod:`~twinrank.reference.dart`).
     early_stopping_rounds : patience on the first ``eval_set``; the best model is kept.
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
@@ -87,7 +91,8 @@ class LambdaMART(BoostedRanker):
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,
                  eval_train=BoostParams.eval_train, step=BoostParams.step, step_range=BoostParams.step_range,
-                 step_on=BoostParams.step_on,
+                 step_on=BoostParams.step_on, learning_rate_schedule=BoostParams.learning_rate_schedule,
+                 schedule_rate=BoostParams.schedule_rate,
                  early_stopping_rounds=BoostParams.early_stopping_rounds,
                  overfit_tolerance=BoostParams.overfit_tolerance,
                  overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields
 
 from ._algorithm_params import (BAG_RULES, TARGETS, WEIGHTINGS, AveragingParams, BaggingParams, CostParams, ForestParams,
                                 LambdaRankParams, McRankParams, parse_target)
+from ._dart_params import DROP_STRATEGIES, DARTParams
 from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_n_threads, check_real
 from ._tree_params import MISSING_SPLITS, BoostParams, TreeParams
 from .errors import ParameterError
@@ -26,7 +27,7 @@ from .errors import ParameterError
 __all__ = ["MISSING_SPLITS", "TreeParams", "check_int", "check_real", "check_fraction",
            "check_min_samples_leaf", "BoostParams", "ForestParams", "TARGETS", "LambdaRankParams",
            "parse_target", "MISSING_STRATEGIES", "FitParams", "AveragingParams", "WEIGHTINGS",
-           "McRankParams", "CostParams", "BaggingParams", "BAG_RULES", "check_bool", "from_names", "field_names"]
+           "McRankParams", "CostParams", "BaggingParams", "BAG_RULES", "DARTParams", "DROP_STRATEGIES", "check_bool", "from_names", "field_names"]
 
 
 MISSING_STRATEGIES = ("learn", "separate", "zero", "one", "mean", "median", "iterative")

@@ -52,6 +52,17 @@ def subsample(rng: np.random.Generator, n: int, fraction: float) -> np.ndarray:
     return np.sort(rng.permutation(n)[:m]).astype(np.int64)
 
 
+def dropout_set(rng: np.random.Generator, n_trees: int, k: int) -> np.ndarray:
+    """Sorted indices of ``k`` of the ensemble's ``n_trees`` trees, uniformly without replacement.
+
+    DART's dropout set $D$ (X-DART, Alg. 1): ``rng.permutation(n_trees)[:k]``, sorted.
+    Draws nothing when ``k == 0``.
+    """
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(rng.permutation(n_trees)[:k]).astype(np.int64)
+
+
 def bootstrap(rng: np.random.Generator, n: int) -> np.ndarray:
     """Sorted indices of ``n`` draws from ``range(n)`` with replacement (a bootstrap sample)."""
     return np.sort(rng.integers(0, n, size=n)).astype(np.int64)
