@@ -28,7 +28,10 @@ ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
               "gbrt": ("gbrt", "GBRT"),
               "random-forest": ("forest", "RandomForest"),
               "igbrt": ("forest", "IGBRT"),
-              "bl-mart": ("bagging", "BLMART")}
+              "bl-mart": ("bagging", "BLMART"),
+              "dart": ("dart", "DART"),
+              "x-dart": ("dart", "XDART")}
+LISTWISE = ("lambdamart", "dart", "x-dart")  # rankers that learn from pairs of one query's documents
 
 
 def _weighting(text: str):
@@ -55,6 +58,14 @@ def _pair(text: str) -> tuple:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected two numbers LO,HI such as 0.1,5, got {text!r}") from None
     return lo, hi
+
+
+def _sizes(text: str) -> tuple:
+    """``"100,200,300"`` -> (100, 200, 300): ``--snapshot-sizes``."""
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected tree counts such as 100,200,300, got {text!r}") from None
 
 
 def _true_or_false(text: str) -> bool:
@@ -111,6 +122,8 @@ def _kind(name: str, annotation: str):
         return _metric
     if name == "step_range":
         return _pair
+    if name == "snapshot_sizes":
+        return _sizes
     if "bool" in annotation:
         return _true_or_false
     if "int" in annotation and "float" in annotation:
@@ -241,8 +254,11 @@ def _check_files(args) -> None:
     if needs_valid and not args.valid:
         raise ParameterError(f"{needs_valid[0]} needs --valid: the validation data whose metric decides "
                              "when to stop")
-    if args.single_query and args.algorithm == "lambdamart":
-        raise ParameterError("--single-query is for the pointwise algorithms: lambdamart learns from "
+    if not args.valid and (args.algorithm == "x-dart" or getattr(args, "drop", None) == "adaptive"):
+        what = "x-dart's pruning test" if args.algorithm == "x-dart" else "--drop adaptive"
+        raise ParameterError(f"{what} needs --valid: it reads the validation loss after every iteration")
+    if args.single_query and args.algorithm in LISTWISE:
+        raise ParameterError(f"--single-query is for the pointwise algorithms: {args.algorithm} learns from "
                              "pairs of documents of the same query")
 
 
@@ -252,7 +268,7 @@ def _read(read_letor, args, path, option: str, **kwargs):
         raise DataFormatError(path, None, f"no row has a feature ({data.n_rows} rows of labels and query ids "
                                           f"only): a ranker has nothing to learn from (file given as {option})")
     if not args.single_query:
-        why = ("lambdamart learns from pairs of documents of the same query" if args.algorithm == "lambdamart"
+        why = (f"{args.algorithm} learns from pairs of documents of the same query" if args.algorithm in LISTWISE
                else "give query ids, or --single-query to train on all rows as one query")
         require_queries(data, path, option, why)
     return data
@@ -296,6 +312,8 @@ def total_trees(model) -> int:
 
 def trained_summary(model, grown: int, convention: str | None = None) -> str:
     """``trained 20 trees; the model keeps the first 15 (best iteration 15: valid:ndcg@10 0.6123, lightgbm convention)``."""
+    if getattr(model, "snapshots", None) or model.algorithm in ("dart", "x-dart"):
+        return dart_summary(model, grown)
     kept = total_trees(model)
     prior = 0 if getattr(model, "init_model", None) is None else total_trees(model.init_model)
     text = f"trained {grown} trees" + (f" ({prior} in the starting forest, {grown - prior} boosted)" if prior else "")
@@ -313,3 +331,13 @@ def trained_summary(model, grown: int, convention: str | None = None) -> str:
         value += f", {convention} convention" if key and convention else ""
         text += f" (best iteration {model.best_iteration}{value})"
     return text
+
+
+def dart_summary(model, iterations: int) -> str:
+    """``ran 212 iterations (41 pruned, 160 normalised); the model has 150 trees; snapshots at [50, 100]``."""
+    branches = model.history.get("branch", [])
+    text = (f"ran {iterations} iterations ({branches.count('prune')} pruned, {branches.count('normalize')} "
+            f"normalised); the model has {model.n_trees} trees")
+    if model.n_trees < model.params.get("n_trees", model.n_trees):
+        text += " (the iteration cap came first)"
+    return text + (f"; snapshots at sizes {model.snapshot_sizes}" if model.snapshots else "")

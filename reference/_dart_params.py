@@ -35,8 +35,8 @@ class DARTParams:
     drop_max : float >= 1
         The adaptive strategy's cap UB on $k$ (the paper: 5 or 10).
     drop_max_rate : float in [0, 1] or None
-        The cap as a fraction of $|E|$ instead (the paper's UB = 1.5% of $|E|$):
-        $\max(1, \lfloor \texttt{drop\_max\_rate}\,|E| \rfloor)$.
+        The cap as a fraction of the ensemble's size instead, at least 1 (the paper's 1.5%).
+        UB $= \max(1, \lfloor \rho\,|E| \rfloor)$ for ``drop_max_rate`` $\rho$.
     max_iterations : int or None
         Iteration cap: pruning removes trees, so $|E|$ need not reach ``n_trees``; the loop
         ends when $|E|$ = ``n_trees`` or after ``max_iterations`` iterations. None:

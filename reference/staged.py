@@ -6,8 +6,9 @@ $$F_m(x) = F_{\mathrm{init}}(x) + F_0 + \sum_{t=1}^{m} w_t f_t(x),$$
 
 so the scores of every prefix come from adding one tree's predictions at a time,
 never by scoring each prefix from scratch: $T$ tree evaluations, not $T(T+1)/2$.
-Learning curves (test NDCG against the number of trees) and X-DART's snapshots
-use it. The sums are added in :func:`~twinrank.reference.predict.predict_ensemble`'s
+Learning curves (test NDCG against the number of trees) use it. A DART or X-DART model
+rescales and prunes trees after growing them, so its prefixes are not earlier models: its
+stages are its snapshots (``Ensemble.snapshots``) and its final size, each scored whole. The sums are added in :func:`~twinrank.reference.predict.predict_ensemble`'s
 order, so the scores at size $m$ equal ``predict(X, n_trees=m)`` bit for bit.
 """
 from __future__ import annotations
@@ -42,6 +43,9 @@ def run_staged(engine: Engine, model: Ensemble, X, *, every: int = 1, sizes=None
     if not isinstance(model, Ensemble):
         raise ParameterError(f"staged evaluation needs an additive model (Ensemble), got {type(model).__name__}")
     X = missing_applied(model, np.asarray(X))
+    if model.snapshots:
+        yield from _snapshot_stages(engine, model, X, sizes)
+        return
     wanted = _sizes(model.n_trees, every, sizes)
     scores = engine.predict_ensemble(model.truncated(0), X)  # (n_rows,) prior model + base score
     if len(wanted) and wanted[0] == 0:
@@ -52,6 +56,18 @@ def run_staged(engine: Engine, model: Ensemble, X, *, every: int = 1, sizes=None
         scores = scores + engine.predict_ensemble(alone, X)  # 0.0 + w * f(x): the tree's term exactly
         if m in wanted:
             yield m, scores.copy()
+
+
+def _snapshot_stages(engine: Engine, model: Ensemble, X, sizes):
+    """A DART model's stages: its snapshots and its final size (each scored whole; they are not prefixes)."""
+    known = sorted({0, *model.snapshot_sizes, model.n_trees})
+    wanted = known[1:] if sizes is None else sorted({int(s) for s in sizes})
+    unknown = [s for s in wanted if s not in known]
+    if unknown:
+        raise ParameterError(f"this {model.algorithm} model is kept at sizes {known} only "
+                             f"(its snapshots and its final size), not {unknown}")
+    for size in wanted:
+        yield size, engine.predict_ensemble(model.truncated(size), X)
 
 
 def staged_scores(model: Ensemble, X, *, every: int = 1, sizes=None):

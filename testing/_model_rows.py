@@ -153,6 +153,44 @@ def _costed_inputs(**params):
     return inputs
 
 
+def _fit_on_valid_and_score(estimator_class, inputs: Inputs):
+    """Fit with the test queries as the ``eval_set`` too (X-DART's pruning test reads it), then score them."""
+    train, test = inputs.args
+    estimator = estimator_class(**inputs.kwargs).fit(train, eval_set=[test])
+    return estimator.predict(test), estimator.model_
+
+
+def dart_parts(result) -> dict:
+    """:func:`model_parts`, the tree weights, and each iteration's drop count, branch and size (exact)."""
+    parts = model_parts(result)
+    model = result[1]
+    parts["tree_weights"] = model.tree_weights
+    parts["history.dropped"] = np.asarray(model.history.get("dropped", []), dtype=np.int64)
+    parts["history.pruned"] = np.asarray([b == "prune" for b in model.history.get("branch", [])], dtype=bool)
+    parts["history.size"] = np.asarray(model.history.get("size", []), dtype=np.int64)
+    return parts
+
+
+def _dart_rows(t: int, small) -> list:
+    return [
+        Twin("DART", "whole models", "dart", "DART", "models",
+             _estimator_inputs(n_trees=t, learning_rate=0.5, drop="fixed", drop_k=2, max_leaves=8,
+                               min_samples_leaf=small, query_subsample=0.8, seed=8),
+             outputs=dart_parts, call=_fit_and_score, diagnose=split_tie,
+             summary="DART, two trees dropped per iteration: drop counts, weights, test scores and trees"),
+        Twin("XDART", "whole models", "dart", "XDART", "models",
+             _estimator_inputs(n_trees=t, learning_rate=0.5, max_leaves=8, min_samples_leaf=small,
+                               snapshot_sizes=(t // 2,), seed=9),
+             outputs=dart_parts, call=_fit_on_valid_and_score, diagnose=split_tie,
+             summary="X-DART, adaptive drops and pruning on the test queries: branches, weights, scores, trees"),
+        Twin("LambdaMART[A.L.R.]", "whole models", "lambdamart", "LambdaMART", "models",
+             _estimator_inputs(n_trees=t, learning_rate=0.5, learning_rate_schedule="adaptive",
+                               schedule_rate=0.2, max_leaves=8, min_samples_leaf=small, seed=10),
+             outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
+             summary="LambdaMART with DART's normalisation as a learning-rate schedule: test scores and trees"),
+    ]
+
+
 def _estimator_rows():
     t, small = ESTIMATOR_TREES, _model_leaf
     return [
@@ -190,4 +228,4 @@ def _estimator_rows():
                             cost_batch_size=3, seed=7),
              outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
              summary="cost-aware forest, free after use batch by batch: test scores and trees"),
-    ]
+    ] + _dart_rows(t, small)
