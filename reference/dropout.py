@@ -93,6 +93,7 @@ class _Side:
         return total
 
 
+# --8<-- [start:run_dart]
 def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, dart: DARTParams, *,
              prune: bool, valid: Dataset | None = None, init_model=None, init_scores=None,
              algorithm: str = "dart", model_params: dict | None = None, callback=None) -> Ensemble:
@@ -179,6 +180,7 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
         if callback is not None:
             callback(it + 1, {key: v for key, v in record.items() if key.startswith("valid:")})
     return _ensemble(train, trees, weights, ids, grown, snapshots, init_model, algorithm, model_params, history)
+# --8<-- [end:run_dart]
 
 
 def _value(engine, params: BoostParams, metric: str, side: _Side, scores=None) -> float:
