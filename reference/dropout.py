@@ -86,7 +86,7 @@ class _Side:
         self.scores = initial_scores(engine, data, init_model, init_scores, 0.0)  # (n_rows,)
 
     def contribution(self, engine, trees, weights) -> np.ndarray:
-        """$\sum_{j} w_j f_j(x)$ over the given trees, one tree prediction each."""
+        r"""$\sum_{j} w_j f_j(x)$ over the given trees, one tree prediction each."""
         total = np.zeros(self.data.n_rows)
         for tree, weight in zip(trees, weights):
             total += weight * engine.predict_tree_binned(tree, self.binned)

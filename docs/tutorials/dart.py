@@ -27,19 +27,19 @@ from twinrank.fast.dart import XDART
 xdart = XDART(n_trees=150, max_leaves=15, seed=0).fit(train, eval_set=[valid])
 h = xdart.history_
 it = np.arange(1, len(h["size"]) + 1)
-fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4.6), sharex=True)
+fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7, 5.6), sharex=True, height_ratios=[2, 2, 1])
 top.plot(it, h["size"], color="k", lw=1)
-for branch, color in (("prune", "tab:red"), ("normalize", "tab:blue"), ("add", "tab:gray")):
+for branch, color, size in (("normalize", "tab:blue", 6), ("add", "tab:gray", 6), ("prune", "tab:red", 30)):
     at = np.array([b == branch for b in h["branch"]])
-    top.scatter(it[at], np.array(h["size"])[at], s=9, color=color, label=branch, zorder=3)
-top.set_ylabel("|E| after the iteration")
+    top.scatter(it[at], np.array(h["size"])[at], s=size, color=color, label=branch, zorder=3)
+top.set_ylabel("|E| after it")
 top.legend(loc="upper left", fontsize=8)
-bottom.plot(it, h["valid_loss"], lw=1, label="validation loss 1 - NDCG@10")
-bottom.plot(it, h["best_loss"], lw=1, label="best loss so far")
-bottom.step(it, np.array(h["dropped"]) / 100 + min(h["best_loss"]) - 0.01, lw=0.8, color="tab:green",
-            label="k (trees dropped), 1/100 scale")
+middle.plot(it, h["valid_loss"], lw=1, label="validation loss 1 - NDCG@10")
+middle.plot(it, h["best_loss"], lw=1, label="best loss so far")
+middle.legend(fontsize=8)
+bottom.step(it, h["dropped"], where="mid", lw=1, color="tab:green")
+bottom.set_ylabel("k dropped")
 bottom.set_xlabel("iteration")
-bottom.legend(fontsize=8)
 fig.tight_layout()
 branches = h["branch"]
 print(f"{len(it)} iterations for {xdart.model_.n_trees} trees: {branches.count('prune')} pruned, "
