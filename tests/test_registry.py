@@ -51,7 +51,7 @@ def test_the_table_is_well_formed():
     conventions = importlib.import_module("twinrank.reference.metrics").CONVENTIONS
     assert {f"metrics[{c}]" for c in conventions} <= set(names())
     assert {r.function for r in REGISTRY if r.layer == "whole models"} \
-        == {"LambdaMART", "GBRT", "RandomForest", "IGBRT", "McRank"}
+        == {"LambdaMART", "GBRT", "RandomForest", "IGBRT", "McRank", "DART", "XDART"}
     assert {r.kwargs.get("metric", "ndcg") for r in (get(n).inputs(_tiny(), np.random.default_rng(0))
                                                       for n in names() if n.startswith("lambdarank"))} \
         == {"ndcg", "map", "err"}
