@@ -158,7 +158,7 @@ def _where(e: BaseException, path: Path) -> str:
     """``Type: message`` and the line of the student's file it came from."""
     text = "".join(traceback.format_exception_only(type(e), e)).strip()
     if isinstance(e, SyntaxError):
-        return text.replace("\n", " | ")
+        return f"SyntaxError: {e.msg} (line {e.lineno} of {path.name})"
     lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == str(path)]
     return text + (f" (line {lines[-1]} of {path.name})" if lines else "")
 
