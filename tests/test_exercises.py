@@ -145,3 +145,20 @@ def test_cli_batch_json_for_a_class(tmp_path, capsys):
     assert records[1]["counterexample"]["n"] >= 1 and isinstance(records[1]["expected"]["value"], list)
     assert "ModuleNotFoundError" in records[2]["message"]
     json.dumps(records)  # plain JSON all the way down
+
+
+def test_the_readme_exercise_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"```bash\n(twinrank exercise list.*?)```", readme, re.S).group(1)
+    commands = [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.strip()]
+    monkeypatch.chdir(tmp_path)
+    codes = []
+    for words in commands:
+        capsys.readouterr()
+        codes.append(main(words[1:] + (["--no-shrink"] if words[2] == "check" else [])))
+    assert codes == [0, 0, 1, 0, 0, 0], (commands, codes)
+    assert json.loads(capsys.readouterr().out)[0]["passed"]  # the last: check all --json
