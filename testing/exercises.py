@@ -106,15 +106,15 @@ _O = oracles
 EXERCISES: tuple = (
     # lesson 1: metrics
     Exercise("dcg", 1, "DCG@k of one query with a gain table and a discount",
-             "metrics.dcg", "metrics[letor]", "one query; Convention(gain=, discount=)",
+             "metrics.dcg", "metrics[letor]", "one query, Convention(gain=gain, discount=discount)",
              "objectives", "dcg", _O.dcg, _O.number,
              "Järvelin & Kekäläinen 2002, Sec. 2.2; Qin & Liu 2013 (LETOR 4.0), Sec. 4"),
     Exercise("average_precision", 1, "AP@k of one query, RankLib's rules",
-             "metrics.average_precision", "metrics[ranklib]", 'one query; convention="ranklib"',
+             "metrics.average_precision", "metrics[ranklib]", 'one query, convention="ranklib"',
              "objectives", "query_and_cutoff", _O.average_precision, _O.number,
              "Baeza-Yates & Ribeiro-Neto, Modern IR, Sec. 3.2; the Metrics page"),
     Exercise("err", 1, "ERR@k of one query (expected reciprocal rank)",
-             "metrics.err", "metrics[ranklib]", "one query; Convention(err_max_label=max_label)",
+             "metrics.err", "metrics[ranklib]", "one query, Convention(err_max_label=max_label)",
              "objectives", "err", _O.err, _O.number,
              "Chapelle, Metzler, Zhang & Grinspan 2009, Sec. 4 (Eqs. 3-4)"),
     # lesson 2: trees and histograms

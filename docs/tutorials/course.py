@@ -179,3 +179,16 @@ def exercise_table(lesson):
             lines.append(f"| `{e.name}` | {e.title} | `twinrank.fast.{e.twin}`{wrapper} | {e.reading} |")
     return "\n".join(lines)
 # --8<-- [end:table]
+
+# --8<-- [start:failing]
+import inspect
+import pathlib
+import tempfile
+
+from twinrank.testing import _exercise_mistakes, exercises
+from twinrank.testing._grading import check
+
+folder = pathlib.Path(tempfile.mkdtemp())
+(folder / "dcg.py").write_text("import numpy as np\n\n\n" + inspect.getsource(_exercise_mistakes.dcg))
+print(check(exercises.get("dcg"), folder).text().replace(str(folder), "lesson1"))
+# --8<-- [end:failing]
