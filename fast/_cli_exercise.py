@@ -12,7 +12,7 @@ DESCRIPTION = """\
 The course's exercises (the documentation's Course section): each is one function a
 student writes in NumPy, as the reference twin would, graded against the fast twin on
 inputs hypothesis generates (ties, one-document queries, all-equal labels, missing
-values), the same inputs on every machine.
+values), the same inputs on every machine (with the same hypothesis version).
 
   twinrank exercise list                 the exercises, lesson by lesson
   twinrank exercise start NAME DIR       write DIR/NAME.py (signature, docstring with the
