@@ -147,6 +147,13 @@ def bootstrap_rows(seed, n):
     return np.sort(np.random.default_rng(seed).permutation(n)).astype(np.int64)
 
 
+def paired_t_statistic(a, b):
+    """The population standard deviation (n in the denominator) instead of the sample's (n - 1)."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    se = d.std() / np.sqrt(len(d))
+    return (float(d.mean() / se) if se > 0 else float("nan")), len(d) - 1
+
+
 def minmax_per_query(scores, query_offsets):
     """A member constant on a query gets 0 there instead of 1/2 (the middle of the range)."""
     out = np.zeros_like(scores, dtype=np.float64)

@@ -134,6 +134,14 @@ def bootstrap_rows(seed, n):
     return fast("sampling", "bootstrap")(np.random.default_rng(seed), n)
 
 
+# ---------------------------------------------------------------- lesson 6
+
+def paired_t_statistic(a, b):
+    """``(t_statistic, df)`` of ``fast.stats.paired_t_test``."""
+    result = fast("stats", "paired_t_test")(a, b)
+    return result.t_statistic, result.df
+
+
 # ---------------------------------------------------------------- lesson 7
 
 def minmax_per_query(scores, query_offsets):
@@ -165,6 +173,13 @@ def split(result) -> dict:
     gain, b, missing_left = result
     return {"found": np.array([True]), "gain": number(gain)["value"], "bin_threshold": np.array([int(b)]),
             "missing_left": np.array([bool(missing_left)])}
+
+
+def statistic_df(result) -> dict:
+    """``(t, df)``."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise ValueError(f"expected a tuple (t, df), got {type(result).__name__}")
+    return {"t": number(result[0])["value"], "df": np.array([int(result[1])])}
 
 
 def lambdas_hessians(result) -> dict:

@@ -463,6 +463,34 @@ def bootstrap_rows(seed, n):
     return np.sort(rng.integers(0, n, size=n)).astype(np.int64)
 
 
+# ---------------------------------------------------------------- lesson 6: evaluation
+
+def paired_t_statistic(a, b):
+    r"""The paired t-test's statistic of two systems' per-query metric values (``stats.py``).
+
+    With $d_i = a_i - b_i$ over the $n$ queries both systems ranked,
+    $\bar d$ their mean and $s_d$ their *sample* standard deviation
+    ($n - 1$ in the denominator):
+
+    $$t = \frac{\bar d}{s_d / \sqrt{n}}, \qquad \nu = n - 1$$
+
+    degrees of freedom (Student 1908; for IR, Smucker, Allan & Carterette 2007, Sec. 2.2).
+    Differences without variance ($s_d = 0$) leave $t$ undefined: NaN.
+
+    Parameters
+    ----------
+    a, b : float64 arrays (n,), n >= 2, e.g. NDCG@10 of each query under systems A and B
+
+    Returns
+    -------
+    (t, df): a float (NaN when $s_d = 0$) and an int
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)  # (n,)
+    n = len(d)
+    se = d.std(ddof=1) / np.sqrt(n)
+    return (float(d.mean() / se) if se > 0 else float("nan")), n - 1
+
+
 # ---------------------------------------------------------------- lesson 7: bagging
 
 def minmax_per_query(scores, query_offsets):

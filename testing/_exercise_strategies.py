@@ -132,6 +132,16 @@ def predict_tree(draw) -> dict:
 
 
 @st.composite
+def paired_t_statistic(draw) -> dict:
+    """Two systems' per-query values on a grid of 1/8 (exact differences; now and then all equal)."""
+    n = draw(st.integers(2, 12))
+    values = st.lists(st.integers(0, 8).map(lambda v: v / 8.0), min_size=n, max_size=n)
+    a = np.array(draw(values))
+    b = a - draw(st.sampled_from([0.0, 0.125, -0.25])) if draw(st.integers(0, 4)) == 0 else np.array(draw(values))
+    return {"a": a, "b": b}
+
+
+@st.composite
 def minmax_per_query(draw) -> dict:
     offsets = draw(query_offsets(max_queries=4, max_docs=5))
     members = draw(st.integers(1, 3))

@@ -157,6 +157,11 @@ EXERCISES: tuple = (
              "sampling.bootstrap", None, "numpy.random.default_rng(seed)",
              "exact", "bootstrap_rows", _O.bootstrap_rows, _O.array,
              "Breiman 2001, Sec. 2; Breiman 1996 (Bagging predictors)"),
+    # lesson 6: evaluation
+    Exercise("paired_t_statistic", 6, "the paired t-test's statistic and degrees of freedom",
+             "stats.paired_t_test", None, "its (t_statistic, df)",
+             "objectives", "paired_t_statistic", _O.paired_t_statistic, _O.statistic_df,
+             "Smucker, Allan & Carterette 2007, Sec. 2.2"),
     # lesson 7: bagging
     Exercise("minmax_per_query", 7, "BL-MART's per-query min-max normalisation of member scores",
              "bag_rules.minmax_per_query", "combine_scores[minmax]", "",
