@@ -61,8 +61,9 @@ class Exercise:
     lesson : the lesson (a key of :data:`LESSONS`)
     title : one line on what the function computes
     twin : ``module.function`` of the fast twin the answer comes from
-    registry : the twin registry row pinning that function to the reference (None: the
-        function is shared by both twins, e.g. the random draws of ``sampling``)
+    registry : the twin registry row pinning that function to the reference (None: no row;
+        the random draws of ``sampling`` are one function shared by both twins, and ``stats``
+        is pinned by its own agreement tests, ``tests/test_stats.py``)
     wrapper : how ``oracle`` turns the fast function into the exercise's (empty: it is the
         fast function itself)
     tolerance : a key of :data:`~twinrank.testing.registry.TOLERANCES`
