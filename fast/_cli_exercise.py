@@ -45,8 +45,8 @@ def add_parser(sub) -> None:
     check.add_argument("directories", metavar="DIR", nargs="+", help="folder(s) holding NAME.py")
     check.add_argument("--json", action="store_true",
                        help="print a JSON list, one record per file: exercise, path, status "
-                            "(pass/fail/error), passed, examples, graded_by, tolerance, message, "
-                            "counterexample, expected, given")
+                            "(pass/fail/error), passed, examples (calls of the function, shrinking "
+                            "included), graded_by, tolerance, message, counterexample, expected, given")
     check.add_argument("--max-examples", type=int, metavar="N",
                        help="generated inputs per file (default: the exercise's, 150)")
     check.add_argument("--no-shrink", action="store_true",
