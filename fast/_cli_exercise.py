@@ -71,7 +71,8 @@ def _list(args) -> int:
     from twinrank.testing.exercises import EXERCISES, LESSONS
 
     if args.json:
-        print(json.dumps([{"name": e.name, "lesson": e.lesson, "title": e.title, "graded_by": f"twinrank.fast.{e.twin}",
+        print(json.dumps([{"name": e.name, "lesson": e.lesson, "title": e.title,
+                           "graded_by": f"twinrank.fast.{e.twin}",
                            "wrapper": e.wrapper, "registry": e.registry, "tolerance": e.tolerance,
                            "reading": e.reading} for e in EXERCISES], indent=1))
         return 0

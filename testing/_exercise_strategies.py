@@ -125,7 +125,8 @@ def predict_tree(draw) -> dict:
     if draw(st.booleans()):  # values on the thresholds themselves
         finite = tree.threshold[(tree.left != -1) & np.isfinite(tree.threshold)]
         if len(finite):
-            picks = draw(st.lists(st.sampled_from(list(finite)) | st.just(np.nan), min_size=X.size, max_size=X.size))
+            value = st.sampled_from(list(finite)) | st.just(np.nan)
+            picks = draw(st.lists(value, min_size=X.size, max_size=X.size))
             X = np.array(picks, dtype=np.float32).reshape(X.shape)
     return {"feature": tree.feature, "threshold": tree.threshold, "left": tree.left, "right": tree.right,
             "missing": tree.missing, "value": tree.value, "X": X}

@@ -142,7 +142,7 @@ EXERCISES: tuple = (
              "Friedman 2002 (Stochastic gradient boosting), Sec. 2; reference/sampling.py"),
     # lesson 4: LambdaRank
     Exercise("ndcg_swap_delta", 4, "|Delta NDCG@k| of swapping each pair of documents",
-             "metrics.ndcg", "metrics[lightgbm]", "NDCG@k of each of the n^2 swapped rankings, minus the ranking's",
+             "metrics.ndcg", "metrics[lightgbm]", "NDCG@k of each of the n^2 swapped rankings minus the ranking's",
              "objectives", "query_and_cutoff", _O.ndcg_swap_delta, _O.array,
              "Burges 2010 (From RankNet to LambdaRank to LambdaMART), Sec. 4"),
     Exercise("lambdarank_lambdas", 4, "LambdaRank lambdas and hessians of one query (NDCG)",
