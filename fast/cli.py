@@ -22,6 +22,7 @@ from ._cli_common import add_engine_option, engine_module
 COMMANDS = ["train", "predict", "evaluate", "combine", "cost", "compare", "grid", "inspect", "export",
             "import", "data", "verify", "demo"]
 COMMANDS += ["diagnose", "experiment"]
+COMMANDS += ["exercise"]
 __all__ = ["main", "build_parser", "version", "COMMANDS", "add_engine_option", "engine_module"]
 
 

@@ -8,6 +8,8 @@
   :func:`datasets`, :func:`queries`, :func:`query_offsets`, :func:`score_vectors`,
   :func:`label_grades`. They need ``hypothesis``; importing this package does not
   (``twinrank verify`` runs without it).
+* The course's exercises (:mod:`~twinrank.testing.exercises`, ``twinrank exercise``): functions
+  students write, graded against the fast twin with these strategies.
 """
 from .agree import (Comparison, Result, assert_twins_agree, check_twin, compare, run_registry,
                     sample_queries, twin_namespace)

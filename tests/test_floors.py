@@ -37,6 +37,7 @@ FLOORS = {
                      "_cli_grid"], CLI),
     "_cli_diagnose": CLI,
     "_cli_experiment": CLI,
+    "_cli_exercise": CLI,
 }
 
 
