@@ -166,6 +166,53 @@ plt.legend(fontsize=8)
 plt.tight_layout()
 # --8<-- [end:lesson7]
 
+# --8<-- [start:lesson8]
+from twinrank.fast import LambdaMART
+from twinrank.fast.combine import optimal_combination
+from twinrank.fast.dart import DART, XDART
+
+common = dict(n_trees=60, learning_rate=0.1, max_leaves=15, seed=0)
+models = {"LambdaMART": LambdaMART(**common), "DART (fixed k=2)": DART(**common, drop="fixed", drop_k=2),
+          "X-DART (adaptive)": XDART(**common, snapshot_sizes=[20, 40])}
+plt.figure(figsize=(6, 3))
+for name, est in models.items():
+    est.fit(train, eval_set=[valid])
+    sizes = [20, 40, 60]
+    ndcg = [evaluate("ndcg@10", test.y, est.predict(test, n_trees=k), test.query_offsets)["ndcg@10"] for k in sizes]
+    plt.plot(sizes, ndcg, marker="o", label=name)
+    print(f"{name:18s} test NDCG@10 at 20 / 40 / 60 trees: " + " / ".join(f"{v:.4f}" for v in ndcg))
+x = models["X-DART (adaptive)"].history_
+print(f"X-DART: {len(x['size'])} iterations, {x['branch'].count('prune')} pruned")
+# the exact line search: the best mix of LambdaMART and a single LETOR feature, on validation
+a = models["LambdaMART"].predict(valid)
+b = valid.X[:, 24].astype(np.float64)
+b = (b - b.mean()) / (b.std() + 1e-12) * a.std()
+best = optimal_combination(a, b, valid.y, valid.query_offsets, metric="ndcg@10")
+print(f"best alpha of (1 - alpha) LambdaMART + alpha feature 25: {best.alpha:.4f} (validation NDCG@10 {best.value:.4f})")
+plt.xlabel("trees")
+plt.ylabel("test NDCG@10")
+plt.legend(fontsize=8)
+plt.tight_layout()
+# --8<-- [end:lesson8]
+
+# --8<-- [start:lesson9]
+from twinrank.fast.cost import model_cost
+from twinrank.fast.gbrt import GBRT
+
+costs = 2.0 ** (np.arange(train.n_features) * 5 // train.n_features)  # five groups: 1, 2, 4, 8, 16
+plt.figure(figsize=(6, 3))
+for cost_lambda in (0.0, 0.3, 1.0, 3.0):
+    est = GBRT(n_trees=60, max_leaves=15, feature_costs=costs, cost_lambda=cost_lambda, seed=0).fit(train)
+    value = evaluate("ndcg@10", test.y, est.predict(test), test.query_offsets)["ndcg@10"]
+    cost = model_cost(est.model_, test, costs).mean_feature_cost  # features computed per document
+    print(f"cost_lambda {cost_lambda:<5}: test NDCG@10 {value:.4f}, feature cost per document {cost:.1f}")
+    plt.scatter([cost], [value], label=f"cost_lambda {cost_lambda}")
+plt.xlabel("feature cost per document")
+plt.ylabel("test NDCG@10")
+plt.legend(fontsize=8)
+plt.tight_layout()
+# --8<-- [end:lesson9]
+
 # --8<-- [start:table]
 from twinrank.testing.exercises import EXERCISES
 
