@@ -93,12 +93,7 @@ class DART(LambdaMART):
 
     def fit_model(self, params, train, valid, *, init_score, callback):
         """The DART / X-DART loop (:func:`~twinrank.reference.dropout.run_dart`) on LambdaRank's gradients."""
-        family, k = params.lambdarank.target_of(params.boost.metric)
-        loss = self.engine.lambdarank(train.y, train.query_offsets, metric=family, k=k,
-                                      sigma=params.lambdarank.sigma,
-                                      truncation=params.lambdarank.truncation,
-                                      normalize=params.lambdarank.normalize)
-        return run_dart(self.engine, train, loss, params.boost, params.dart, prune=self.prune, valid=valid,
+        return run_dart(self.engine, train, self.lambdarank_loss(params, train), params.boost, params.dart, prune=self.prune, valid=valid,
                         init_model=as_model(params.fit.init_model), init_scores=init_score,
                         algorithm=self.model_algorithm, model_params=self._model_params(), callback=callback)
 

@@ -125,13 +125,16 @@ class LambdaMART(BoostedRanker):
                 raise ParameterError(f"{what} was read from a file without query ids (no 'qid:', no group "
                                      "file), which makes one query of all rows; LambdaMART needs the queries")
 
+    def lambdarank_loss(self, params, train):
+        """This twin's LambdaRank loss of ``train`` for the target metric (LambdaRankParams)."""
+        family, k = params.lambdarank.target_of(params.boost.metric)
+        return self.engine.lambdarank(train.y, train.query_offsets, metric=family, k=k,
+                                      sigma=params.lambdarank.sigma, truncation=params.lambdarank.truncation,
+                                      normalize=params.lambdarank.normalize)
+
     def fit_model(self, params, train, valid, *, init_score, callback):
         """Boost on LambdaRank's gradients of the target metric (Burges 2010, Alg. 1)."""
-        family, k = params.lambdarank.target_of(params.boost.metric)
-        loss = self.engine.lambdarank(train.y, train.query_offsets, metric=family, k=k,
-                                      sigma=params.lambdarank.sigma,
-                                      truncation=params.lambdarank.truncation,
-                                      normalize=params.lambdarank.normalize)
+        loss = self.lambdarank_loss(params, train)
         return run_boosting(self.engine, train, loss, params.boost, valid=valid,
                             init_model=as_model(params.fit.init_model), init_scores=init_score,
                             algorithm="lambdamart", model_params=self._model_params(),
