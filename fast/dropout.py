@@ -5,6 +5,6 @@ whose kernels it runs on (the fast estimators pass :data:`twinrank.fast.engine.F
 """
 from __future__ import annotations
 
-from twinrank.reference.dropout import TIE_GRID, DropCount, on_grid, run_dart
+from twinrank.reference.dropout import TIE_GRID, DropCount, normalisation, on_grid, run_dart
 
-__all__ = ["run_dart", "DropCount", "on_grid", "TIE_GRID"]
+__all__ = ["run_dart", "DropCount", "normalisation", "on_grid", "TIE_GRID"]

@@ -48,7 +48,7 @@ from .objectives import Loss
 from .params import BoostParams
 from .sampling import dropout_set, make_rng
 
-__all__ = ["run_dart", "DropCount", "on_grid", "TIE_GRID"]
+__all__ = ["run_dart", "DropCount", "normalisation", "on_grid", "TIE_GRID"]
 
 TIE_GRID = 2.0 ** 24  # scores are ranked on multiples of 1 / TIE_GRID (:func:`on_grid`)
 
@@ -92,6 +92,42 @@ class _Side:
             total += weight * engine.predict_tree_binned(tree, self.binned)
         return total
 
+    def move(self, dropped: np.ndarray, step: np.ndarray, keep: float, new_weight: float) -> None:
+        """Scores after the dropped trees keep ``keep`` of their term and the new tree enters at ``new_weight``."""
+        self.scores = self.scores - (1.0 - keep) * dropped + new_weight * step  # (n_rows,)
+
+
+class _Trees:
+    """The ensemble $E$: its trees, their weights, and the iteration each tree was grown in."""
+
+    def __init__(self):
+        self.trees, self.weights, self.ids = [], [], []
+
+    def __len__(self) -> int:
+        return len(self.trees)
+
+    def subset(self, drop) -> tuple:
+        return [self.trees[j] for j in drop], [self.weights[j] for j in drop]
+
+    def remove(self, drop) -> None:
+        keep = np.setdiff1d(np.arange(len(self)), drop)
+        self.trees, self.weights, self.ids = ([v[j] for j in keep] for v in (self.trees, self.weights, self.ids))
+
+    def scale(self, drop, factor: float) -> None:
+        for j in drop:
+            self.weights[j] *= factor
+
+    def add(self, tree, weight: float, iteration: int) -> None:
+        self.trees.append(tree)
+        self.weights.append(weight)
+        self.ids.append(iteration)
+
+
+def normalisation(k: int, eta: float) -> tuple[float, float]:
+    r"""DART's rule: the dropped trees keep $k/(k+\eta)$ of their weight, the new tree (its leaves
+    already times $\eta$) enters at $1/(k+\eta)$; with nothing dropped, ``(1, 1)``: the $\eta$ step."""
+    return (k / (k + eta), 1.0 / (k + eta)) if k > 0 else (1.0, 1.0)
+
 
 # --8<-- [start:run_dart]
 def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, dart: DARTParams, *,
@@ -108,79 +144,63 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
                              "give validation data (fit(..., eval_set=[valid]); --valid)")
     rng = make_rng(params.seed)
     thresholds = engine.bin_thresholds(train.X, params.max_bins)
-    fit = _Side(engine, train, thresholds, init_model, init_scores)
-    held = None if valid is None else _Side(engine, valid, thresholds, init_model, None)
+    sides = [_Side(engine, train, thresholds, init_model, init_scores)]
+    if valid is not None:
+        sides.append(_Side(engine, valid, thresholds, init_model, None))
+    fit, held = sides[0], (sides[1] if valid is not None else None)
     n_features_per_node = params.tree.n_features_per_node(train.n_features)
     g, h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
-    trees, weights, ids = [], [], []  # E: its trees, their weights, the iteration each was grown in
-    grown, snapshots, history = {}, {}, {}
+    E, grown, snapshots, history = _Trees(), {}, {}, {}
     counts = DropCount(dart)
     best = None if held is None else 1.0 - _value(engine, params, dart.prune_metric, held)
-    eta = params.learning_rate
     for it in range(dart.iteration_cap(params.n_trees)):
-        if len(trees) >= params.n_trees:
+        if len(E) >= params.n_trees:
             break
-        k = counts.next(len(trees))
-        drop = dropout_set(rng, len(trees), k)  # (k,) indices into E
-        dropped = ([trees[j] for j in drop], [weights[j] for j in drop])
-        train_drop = fit.contribution(engine, *dropped)  # (n_rows,)
-        f, rows = grow_round(engine, rng, train, fit.binned, thresholds, loss, on_grid(fit.scores - train_drop), params,
-                             n_features_per_node, g, h)
+        k = counts.next(len(E))
+        drop = dropout_set(rng, len(E), k)  # (k,) indices into E
+        dropped = [side.contribution(engine, *E.subset(drop)) for side in sides]  # (n_rows,) each
+        f, rows = grow_round(engine, rng, train, fit.binned, thresholds, loss, on_grid(fit.scores - dropped[0]),
+                             params, n_features_per_node, g, h)
         if f.n_nodes == 1:  # no split improves the loss
-            if not trees:
+            if not len(E):
                 warn_no_tree(train, thresholds, g, rows, params.tree, init_model)
             break
-        f = dataclasses.replace(f, value=f.value * eta)
-        train_step = engine.predict_tree_binned(f, fit.binned)  # (n_rows,) eta times the Newton step
-        if held is not None:
-            valid_drop = held.contribution(engine, *dropped)
-            valid_step = engine.predict_tree_binned(f, held.binned)
-        record = {"dropped": k}
-        pruned = False
-        if prune and k > 0:
-            candidate = 1.0 - _value(engine, params, dart.prune_metric, held,
-                                     held.scores - valid_drop + valid_step)
-            pruned = candidate < best
-        if pruned:  # E <- E \ D + T, T as it is
-            keep = np.setdiff1d(np.arange(len(trees)), drop)
-            trees, weights, ids = [trees[j] for j in keep], [weights[j] for j in keep], [ids[j] for j in keep]
-            fit.scores = fit.scores - train_drop + train_step
-            if held is not None:
-                held.scores = held.scores - valid_drop + valid_step
-            new_weight = 1.0
-        else:  # normalise: T at eta / (k + eta), D scaled by k / (k + eta)
-            new_weight = 1.0 / (k + eta) if k > 0 else 1.0  # times the eta already in T's leaves
-            shrink = k / (k + eta) if k > 0 else 1.0
-            for j in drop:
-                weights[j] *= shrink
-            fit.scores = fit.scores - (1.0 - shrink) * train_drop + new_weight * train_step
-            if held is not None:
-                held.scores = held.scores - (1.0 - shrink) * valid_drop + new_weight * valid_step
-        trees.append(f)
-        weights.append(new_weight)
-        ids.append(it)
+        f = dataclasses.replace(f, value=f.value * params.learning_rate)
+        steps = [engine.predict_tree_binned(f, side.binned) for side in sides]  # (n_rows,) each, eta x Newton
+        pruned = prune and k > 0 and 1.0 - _value(engine, params, dart.prune_metric, held,
+                                                  held.scores - dropped[-1] + steps[-1]) < best
+        keep, new_weight = (0.0, 1.0) if pruned else normalisation(k, params.learning_rate)
+        if pruned:
+            E.remove(drop)  # E \ D, for good
+        else:
+            E.scale(drop, keep)  # D scaled by k / (k + eta)
+        for side, d, step in zip(sides, dropped, steps):
+            side.move(d, step, keep, new_weight)
+        E.add(f, new_weight, it)
         grown[it] = f
-        record["branch"] = "add" if k == 0 else ("prune" if pruned else "normalize")
+        record = {"dropped": k, "branch": "add" if k == 0 else ("prune" if pruned else "normalize")}
         improved = False
         if held is not None:
-            value = _value(engine, params, params.metric, held)
-            prune_value = value if dart.prune_metric == params.metric else _value(
-                engine, params, dart.prune_metric, held)
-            record["valid_loss"] = 1.0 - prune_value
-            improved = record["valid_loss"] < best
-            best = min(best, record["valid_loss"])
-            record["best_loss"] = best
-            record[f"valid:{params.metric}"] = value
-        counts.update(improved, len(trees))
-        record["size"] = len(trees)
-        if len(trees) in dart.snapshot_sizes and len(trees) not in snapshots:
-            snapshots[len(trees)] = (list(ids), list(weights))
+            record.update(_validation(engine, params, dart, held, best))
+            improved, best = record["valid_loss"] < best, record["best_loss"]
+        counts.update(improved, len(E))
+        record["size"] = len(E)
+        if len(E) in dart.snapshot_sizes and len(E) not in snapshots:
+            snapshots[len(E)] = (list(E.ids), list(E.weights))
         for key, value in record.items():
             history.setdefault(key, []).append(value)
         if callback is not None:
             callback(it + 1, {key: v for key, v in record.items() if key.startswith("valid:")})
-    return _ensemble(train, trees, weights, ids, grown, snapshots, init_model, algorithm, model_params, history)
+    return _ensemble(train, E, grown, snapshots, init_model, algorithm, model_params, history)
 # --8<-- [end:run_dart]
+
+
+def _validation(engine, params: BoostParams, dart: DARTParams, held: _Side, best: float) -> dict:
+    """The iteration's validation record: ``params.metric``, the loss $1 - M$ and the best loss so far."""
+    value = _value(engine, params, params.metric, held)
+    prune_value = value if dart.prune_metric == params.metric else _value(engine, params, dart.prune_metric, held)
+    loss = 1.0 - prune_value
+    return {"valid_loss": loss, "best_loss": min(best, loss), f"valid:{params.metric}": value}
 
 
 def _value(engine, params: BoostParams, metric: str, side: _Side, scores=None) -> float:
@@ -203,13 +223,12 @@ def on_grid(scores: np.ndarray) -> np.ndarray:
     return np.rint(scores * TIE_GRID) / TIE_GRID  # exact: a power of two scales without rounding
 
 
-def _ensemble(train, trees, weights, ids, grown, snapshots, init_model, algorithm, model_params,
-              history) -> Ensemble:
+def _ensemble(train, E: _Trees, grown, snapshots, init_model, algorithm, model_params, history) -> Ensemble:
     """The final $E$, its snapshots indexing the pool ``trees + retired_trees`` (retired: in a snapshot only)."""
-    retired = sorted({i for members, _ in snapshots.values() for i in members} - set(ids))
-    position = {tree_id: p for p, tree_id in enumerate(list(ids) + retired)}
+    retired = sorted({i for members, _ in snapshots.values() for i in members} - set(E.ids))
+    position = {tree_id: p for p, tree_id in enumerate(list(E.ids) + retired)}
     return Ensemble(
-        trees=trees, tree_weights=np.array(weights, dtype=np.float64), base_score=0.0,
+        trees=E.trees, tree_weights=np.array(E.weights, dtype=np.float64), base_score=0.0,
         n_features=train.n_features, init_model=init_model, algorithm=algorithm,
         params=dict(model_params or {}), history=history, best_iteration=None,
         snapshots=[Snapshot(size, [position[i] for i in members], w) for size, (members, w) in
