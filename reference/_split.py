@@ -49,44 +49,72 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
 
     Notes
     -----
-    All candidates are scored at once: a cumulative sum over the value bins gives
-    the left statistics of every threshold; ``np.argmax`` of ``gain >= tie_floor(...)``
-    picks the first tied candidate (:mod:`~twinrank.reference.tree`, **Ties**) in the order
-    (feature, bin, side), side 0 = missing right, 1 = missing left, 2 = missing
-    child (a feature has candidates of sides 0-1 or of side 2, never both).
-    O(n_features * 256).
+    The allowed features' histograms are handed to :func:`best_split_among`, which
+    scores all their candidates at once. O(n_features * 256).
     """
+    features = np.flatnonzero(allowed)  # (k,) ascending: the tie order is kept
+    return best_split_among(hist[features], features, totals, n_bins, penalty, params, min_rows,
+                            two_way=two_way)
+
+
+def best_split_among(hist, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, *,
+                     two_way: bool = False):
+    r""":func:`find_best_split` over the histograms ``hist`` (k, 256, 3) of ``features`` (k,), ascending.
+
+    **NumPy idiom for the loop over candidates.** Every candidate (feature, bin, side)
+    is scored at once: ``np.cumsum`` over the value bins gives the left statistics of
+    every threshold, (k, n, 3) with ``n`` the most value bins of a feature; side 0 =
+    missing right, 1 = missing left, 2 = missing child (a feature has candidates of
+    sides 0-1 or of side 2, never both), and a side no feature has is not scored.
+    ``np.argmax`` of ``gain >= tie_floor(...)`` over the (k, n, 3) gains, in C order, is
+    the first tied candidate in the order (feature, bin, side)
+    (:mod:`~twinrank.reference.tree`, **Ties**). O(k * 256).
+    """
+    if len(features) == 0:
+        return None
     l2 = params.lambda_l2
-    missing = hist[:, MISSING_BIN]  # (n_features, 3)
+    width = int(n_bins[features].max())  # value bins scanned: every candidate has b < width
+    missing = hist[:, MISSING_BIN]  # (k, 3)
     separate = ((params.missing_split == "separate") & (not two_way) & (missing[:, COUNT] > 0)
                 & (missing[:, COUNT] >= min_rows)
-                & (missing[:, H] >= params.min_hessian_in_leaf))  # (n_features,) three-way features
-    below = np.cumsum(hist[:, :MISSING_BIN], axis=1)  # (n_features, 255, 3) stats of bins <= b
-    left = np.stack([below, below + missing[:, None], below], axis=2)  # (n_features, 255, 3, 3)
-    right = totals - left  # (n_features, 255, 3, 3)
-    right[:, :, 2] = totals - below - missing[:, None]  # the three-way right child: no missing rows
-    missing_score = np.zeros((len(missing), 1, 3))  # (n_features, 1, 3) G_M^2/(H_M+l2) on side 2
-    missing_score[:, 0, 2] = _score(missing, l2)
-    gain = (_score(left, l2) + _score(right, l2) + missing_score - _score(totals, l2)
-            - penalty[:, None, None])  # (n_features, 255, 3)
-    valid = (_candidates_exist(n_bins, missing[:, COUNT] > 0, separate) & allowed[:, None, None]
-             & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
-             & (left[..., H] >= params.min_hessian_in_leaf)
-             & (right[..., H] >= params.min_hessian_in_leaf))  # (n_features, 255, 3)
-    gain = np.where(valid, gain, -np.inf)
+                & (missing[:, H] >= params.min_hessian_in_leaf))  # (k,) three-way features
+    below = np.cumsum(hist[:, :width], axis=1)  # (k, width, 3) stats of bins <= b
+    exists = _candidates_exist(n_bins[features], width, missing[:, COUNT] > 0, separate)  # (k, width, 3)
+    parent_score = _score(totals, l2)
+    gain = np.full(exists.shape, -np.inf)  # (k, width, 3); -inf: no such candidate, or invalid
+    for side in np.flatnonzero(exists.any(axis=(0, 1))):
+        left, right = _children(below, missing, totals, side)  # (k, width, 3) each
+        extra = _score(missing, l2)[:, None] if side == 2 else 0.0  # (k, 1) G_M^2/(H_M+l2)
+        side_gain = (_score(left, l2) + _score(right, l2) + extra - parent_score
+                     - penalty[features, None])  # (k, width)
+        valid = (exists[..., side] & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
+                 & (left[..., H] >= params.min_hessian_in_leaf)
+                 & (right[..., H] >= params.min_hessian_in_leaf))  # (k, width)
+        gain[..., side] = np.where(valid, side_gain, -np.inf)
     best = gain.max()
-    scale = abs(best) + float(_score(totals, l2))
+    scale = abs(best) + float(parent_score)
     if best == -np.inf or not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale:
         return None
-    k = int(np.argmax(gain >= tie_floor(best, scale)))  # the first tied candidate in the order
-    f, b, side = np.unravel_index(k, gain.shape)
+    i = int(np.argmax(gain >= tie_floor(best, scale)))  # the first tied candidate in the order
+    j, b, side = np.unravel_index(i, gain.shape)
+    f = int(features[j])
     if side == 2:
-        return Split(float(gain.flat[k]), int(f), int(b), False, True)
-    if missing[f, COUNT] > 0:
+        return Split(float(gain.flat[i]), f, int(b), False, True)
+    if missing[j, COUNT] > 0:
         missing_left = side == 1
     else:
-        missing_left = left[f, b, side, COUNT] >= right[f, b, side, COUNT]
-    return Split(float(gain.flat[k]), int(f), int(b), bool(missing_left))
+        missing_left = below[j, b, COUNT] >= totals[COUNT] - below[j, b, COUNT]  # more rows left
+    return Split(float(gain.flat[i]), f, int(b), bool(missing_left))
+
+
+def _children(below, missing, totals, side):
+    """The left and right statistics of every (feature, bin) candidate of ``side``, (k, width, 3) each."""
+    if side == 1:  # missing rows left
+        left = below + missing[:, None]
+        return left, totals - left
+    if side == 2:  # missing rows in a child of their own
+        return below, totals - below - missing[:, None]
+    return below, totals - below  # missing rows right
 
 
 def tie_floor(best_gain: float, scale: float) -> float:
@@ -101,12 +129,13 @@ def tie_floor(best_gain: float, scale: float) -> float:
     return best_gain - GAIN_TIE_RTOL * scale
 
 
-def _candidates_exist(n_bins: np.ndarray, has_missing: np.ndarray, separate: np.ndarray) -> np.ndarray:
-    """Which (feature, bin, side) candidates the rules define: (n_features, 255, 3) bool."""
-    b = np.arange(MISSING_BIN)  # (255,)
-    inner = b < n_bins[:, None] - 1  # (n_features, 255) thresholds between value bins
+def _candidates_exist(n_bins: np.ndarray, width: int, has_missing: np.ndarray,
+                      separate: np.ndarray) -> np.ndarray:
+    """Which (feature, bin, side) candidates the rules define: (k, width, 3) bool."""
+    b = np.arange(width)  # (width,)
+    inner = b < n_bins[:, None] - 1  # (k, width) thresholds between value bins
     last = (b == n_bins[:, None] - 1) & has_missing[:, None]  # all values left, missing right
-    two_way = ~separate[:, None]  # (n_features, 1)
+    two_way = ~separate[:, None]  # (k, 1)
     return np.stack([(inner | last) & two_way, inner & has_missing[:, None] & two_way,
                      inner & separate[:, None]], axis=2)
 

@@ -97,8 +97,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._histogram import build_histogram
-from ._split import GAIN_TIE_RTOL, Split, _score, find_best_split, tie_floor
+from ._histogram import build_histogram, feature_histograms
+from ._split import GAIN_TIE_RTOL, Split, _score, best_split_among, find_best_split, tie_floor
 from ._tree_checks import _checked_inputs
 from .constants import COUNT, G, H, MISSING_BIN
 from .model import LEAF, Tree
@@ -133,35 +133,59 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                          feature_cost)
-    nodes = [_node(job, job.rows, depth=0)]
-    best = {0: _best_splits_of(job, nodes[0], node_id=0)}  # leaf id -> (best, best two-way) or None
+    nodes = [_node(job, job.rows, depth=0, node_id=0)]
+    leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
+    _score_children(job, nodes, None, [0], leaves)
     n_leaves = 1
     while n_leaves < params.max_leaves:
         last = int(n_leaves == params.max_leaves - 1)  # the last split adds one leaf: two-way only
-        ready = {k: splits[last] for k, splits in best.items() if splits[last] is not None}
-        if not ready:
+        k = leaves.best_leaf(last)
+        if k is None:
             break
-        k = _best_leaf(ready, nodes, params.lambda_l2)
-        split, parent = best.pop(k)[last], nodes[k]
+        split, parent = leaves.pop(k)[last], nodes[k]
         parts = _partition(job, parent.rows, split)
         parent.split, parent.rows = split, None
         parent.children = tuple(range(len(nodes), len(nodes) + len(parts)))
-        nodes += [_node(job, part, parent.depth + 1) for part in parts]
+        nodes += [_node(job, part, parent.depth + 1, node_id=i) for i, part in zip(parent.children, parts)]
         n_leaves += len(parts) - 1
         if n_leaves < params.max_leaves:
-            for child in parent.children:
-                best[child] = _best_splits_of(job, nodes[child], node_id=child)
+            _score_children(job, nodes, parent, parent.children, leaves)
+        parent.hist = None  # its children have theirs
     assert len(nodes) <= len(job.feature_mask)  # 2 * max_leaves - 1 rows of feature_mask suffice
     return _as_tree(nodes, job.thresholds)
 
 
-def _best_leaf(ready: dict, nodes: list, l2: float) -> int:
-    """The leaf to split next: of the leaves ``ready`` (id -> Split) whose gain ties the largest,
-    the lowest id; the scale is the largest ``|gain| + G^2 / (H + l2)`` of a ready leaf."""
-    gains = {k: split.gain for k, split in ready.items()}
-    best = max(gains.values())
-    scale = max(abs(gain) + float(_score(nodes[k].totals, l2)) for k, gain in gains.items())
-    return min(k for k, gain in gains.items() if gain >= tie_floor(best, scale))
+class _Leaves:
+    r"""The best splits of the leaves that can be split, by node id, and the choice of the next one.
+
+    ``gain[last, k]`` is the gain of leaf ``k``'s best split (``last = 1``: two-way only), and
+    ``size[last, k]`` its $|\mathrm{gain}| + G^2 / (H + \lambda_2)$; ``-inf`` where leaf ``k`` has
+    no such split (or ``k`` is not a leaf). Arrays stand in for a loop over the leaves.
+    """
+
+    def __init__(self, n_slots: int):
+        self.gain = np.full((2, n_slots), -np.inf)  # (2, 2 * max_leaves - 1)
+        self.size = np.full((2, n_slots), -np.inf)  # (2, 2 * max_leaves - 1)
+        self.splits = {}  # leaf id -> (best split, best two-way split), each a Split or None
+
+    def add(self, k: int, splits: tuple, score: float) -> None:
+        self.splits[k] = splits
+        for last, split in enumerate(splits):
+            if split is not None:
+                self.gain[last, k], self.size[last, k] = split.gain, abs(split.gain) + score
+
+    def pop(self, k: int) -> tuple:
+        self.gain[:, k] = self.size[:, k] = -np.inf
+        return self.splits.pop(k)
+
+    def best_leaf(self, last: int):
+        """The leaf to split next: of the leaves whose gain ties the largest, the lowest id (None if
+        no leaf can be split); the scale is the largest ``|gain| + G^2 / (H + l2)`` of such a leaf."""
+        best = self.gain[last].max()
+        if best == -np.inf:
+            return None
+        tied = self.gain[last] >= tie_floor(best, self.size[last].max())  # (n_slots,)
+        return int(np.argmax(tied))  # the lowest tied id
 
 
 def _leaf_value(g_sum, h_sum, l2):
@@ -175,24 +199,70 @@ class _Node:
     depth: int
     totals: np.ndarray  # (3,) G, H, count
     value: float
+    features: np.ndarray  # (k,) the features allowed at the node, ascending
+    hist: np.ndarray | None = None  # (k, 256, 3) while it is a leaf that may be split
     split: Split | None = None
     children: tuple = (LEAF, LEAF)  # (left, right) or (left, right, missing)
 
 
-def _node(job, rows: np.ndarray, depth: int) -> _Node:
+def _node(job, rows: np.ndarray, depth: int, node_id: int) -> _Node:
     totals = np.array([job.gradients[rows].sum(), job.hessians[rows].sum(), len(rows)])
-    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2))
+    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2),
+                 np.flatnonzero(job.feature_mask[node_id]))
 
 
-def _best_splits_of(job, node: _Node, node_id: int):
-    """The node's best split and its best two-way split (each a Split or None); None past max_depth."""
-    if node.depth >= job.max_depth:
-        return None, None
-    hist = build_histogram(job.binned, job.gradients, job.hessians, node.rows)
-    args = (hist, node.totals, job.n_bins, job.feature_mask[node_id], job.penalty, job.params,
-            job.min_rows)
-    best = find_best_split(*args)
-    return best, best if job.params.missing_split == "learn" else find_best_split(*args, two_way=True)
+def _may_split(job, node: _Node) -> bool:
+    """Whether a node can have a valid split at all: below ``max_depth``, two children's worth of rows."""
+    return node.depth < job.max_depth and node.totals[COUNT] >= 2 * job.min_rows
+
+
+def _score_children(job, nodes: list, parent, children, leaves: _Leaves) -> None:
+    """Histograms and best splits of the new leaves ``children`` that can be split."""
+    wanted = [c for c in children if _may_split(job, nodes[c])]
+    if not wanted:
+        return
+    _child_histograms(job, nodes, parent, children, wanted)
+    for c in wanted:
+        node = nodes[c]
+        leaves.add(c, _best_splits_of(job, node), float(_score(node.totals, job.params.lambda_l2)))
+        if not _may_be_parent(job, node):
+            node.hist = None  # no child of this node will subtract from it
+
+
+def _child_histograms(job, nodes: list, parent, children, wanted) -> None:
+    """The histograms of the children ``wanted``, by sibling subtraction where it applies.
+
+    Sibling subtraction (Ke et al. 2017, Sec. 3): when every child has the parent's
+    features (always without feature subsampling), the largest child (ties: the last)
+    gets the parent's histogram minus its siblings', subtracted one by one in child
+    order (the fast twin's order), and only the smaller children are built from
+    their rows. Otherwise each child in ``wanted`` is built from its rows.
+    """
+    largest = max(reversed(children), key=lambda c: nodes[c].totals[COUNT])
+    subtract = (largest in wanted and parent is not None and parent.hist is not None
+                and all(np.array_equal(nodes[c].features, parent.features) for c in children))
+    siblings = [c for c in children if c != largest] if subtract else wanted
+    for c in siblings:
+        node = nodes[c]
+        node.hist = feature_histograms(job.binned, job.gradients, job.hessians, node.rows, node.features)
+    if subtract:
+        hist = parent.hist.copy()  # (k, 256, 3)
+        for c in siblings:
+            hist -= nodes[c].hist
+        nodes[largest].hist = hist
+
+
+def _may_be_parent(job, node: _Node) -> bool:
+    """Whether the node's histogram may serve its children (sibling subtraction): kept only
+    without feature subsampling, where a child has the node's features."""
+    return len(node.features) == job.binned.shape[1]
+
+
+def _best_splits_of(job, node: _Node):
+    """The node's best split and its best two-way split (each a Split or None)."""
+    args = (node.hist, node.features, node.totals, job.n_bins, job.penalty, job.params, job.min_rows)
+    best = best_split_among(*args)
+    return best, best if job.params.missing_split == "learn" else best_split_among(*args, two_way=True)
 
 
 def _partition(job, rows: np.ndarray, split: Split) -> list:
