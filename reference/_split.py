@@ -82,7 +82,7 @@ def best_split_among(hist, features, totals, n_bins, penalty, params: TreeParams
     exists = _candidates_exist(n_bins[features], width, missing[:, COUNT] > 0, separate)  # (k, width, 3)
     parent_score = _score(totals, l2)
     gain = np.full(exists.shape, -np.inf)  # (k, width, 3); -inf: no such candidate, or invalid
-    for side in np.flatnonzero(exists.any(axis=(0, 1))):
+    for side in _sides(missing[:, COUNT] > 0, separate):
         left, right = _children(below, missing, totals, side)  # (k, width, 3) each
         extra = _score(missing, l2)[:, None] if side == 2 else 0.0  # (k, 1) G_M^2/(H_M+l2)
         side_gain = (_score(left, l2) + _score(right, l2) + extra - parent_score
@@ -105,6 +105,12 @@ def best_split_among(hist, features, totals, n_bins, penalty, params: TreeParams
     else:
         missing_left = below[j, b, COUNT] >= totals[COUNT] - below[j, b, COUNT]  # more rows left
     return Split(float(gain.flat[i]), f, int(b), bool(missing_left))
+
+
+def _sides(has_missing: np.ndarray, separate: np.ndarray) -> list:
+    """The sides some feature has candidates of (from the (k,) flags; the others are not scored)."""
+    two_way = ~separate  # (k,)
+    return [side for side, some in enumerate((two_way, has_missing & two_way, separate)) if some.any()]
 
 
 def _children(below, missing, totals, side):
