@@ -16,23 +16,38 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     float64 array (n_features, 256, 3): ``[..., 0]`` sum of gradients, ``[..., 1]``
     sum of hessians, ``[..., 2]`` row count; slot ``MISSING_BIN`` holds the missing rows.
     """
-    return feature_histograms(binned, gradients, hessians, rows, np.arange(binned.shape[1]))
+    features = np.arange(binned.shape[1])[None]  # (1, n_features): one node, every feature
+    return node_histograms(binned, gradients, hessians, [rows], features)[0]
 
 
-def feature_histograms(binned, gradients, hessians, rows, features) -> np.ndarray:
-    r""":func:`build_histogram` of the features ``features`` only: (len(features), 256, 3).
+def node_histograms(binned, gradients, hessians, node_rows: list, features) -> np.ndarray:
+    r""":func:`build_histogram` of several nodes at once, each on its own ``k`` features.
 
-    **NumPy idiom for the loop over features and bins.** The double loop
-    ``for j, f in enumerate(features): for i in rows: hist[j, binned[i, f]] += (g_i, h_i, 1)``
-    is one ``np.bincount`` per statistic over the keys ``j * 256 + bin`` of every
-    (row, feature) pair. ``np.bincount`` adds each slot's weights in input order, so
-    each slot is summed over ``rows`` in order, as the loop would.
+    Parameters
+    ----------
+    node_rows : list of ``n_nodes`` int arrays, the rows of each node
+    features : int array (n_nodes, k), the features of each node
+
+    Returns
+    -------
+    float64 array (n_nodes, k, 256, 3)
+
+    Notes
+    -----
+    **NumPy idiom for the loops over nodes, features and rows.** The loops
+    ``for node: for j, f in enumerate(features[node]): for i in rows[node]: hist[node, j, binned[i, f]] += (g_i, h_i, 1)``
+    are one ``np.bincount`` per statistic over the keys ``(node * k + j) * 256 + bin`` of
+    every (row, feature) pair. ``np.bincount`` adds each slot's weights in input order,
+    so each slot is summed over its node's rows in order, as the loops would.
     """
-    features = np.asarray(features, dtype=np.int64)
-    node_bins = binned[rows][:, features]  # (n_node_rows, k)
-    keys = (node_bins + N_SLOTS * np.arange(len(features))).ravel()  # (n_node_rows * k,) j * 256 + bin
-    hist = np.empty((len(features) * N_SLOTS, 3))  # (k * 256, 3)
+    n_nodes, k = features.shape
+    rows = np.concatenate(node_rows)  # (n_rows,) the nodes' rows one after the other
+    node = np.repeat(np.arange(n_nodes), [len(r) for r in node_rows])  # (n_rows,) the node of each
+    bins = np.concatenate([binned[r][:, f] for r, f in zip(node_rows, features)])  # (n_rows, k)
+    slots = (node[:, None] * k + np.arange(k)) * N_SLOTS  # (n_rows, k) first slot of (node, feature)
+    keys = (slots + bins).ravel()  # (n_rows * k,) (node * k + j) * 256 + bin
+    hist = np.empty((n_nodes * k * N_SLOTS, 3))  # (n_nodes * k * 256, 3)
     for stat, per_row in enumerate((gradients[rows], hessians[rows], None)):  # None: count rows
-        weights = None if per_row is None else np.repeat(per_row, len(features))  # (n_node_rows * k,)
+        weights = None if per_row is None else np.repeat(per_row, k)  # (n_rows * k,)
         hist[:, stat] = np.bincount(keys, weights=weights, minlength=len(hist))
-    return hist.reshape(len(features), N_SLOTS, 3)
+    return hist.reshape(n_nodes, k, N_SLOTS, 3)

@@ -49,50 +49,72 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
 
     Notes
     -----
-    The allowed features' histograms are handed to :func:`best_split_among`, which
-    scores all their candidates at once. O(n_features * 256).
+    The allowed features' histograms are handed to :func:`best_splits_among` (a batch of
+    one node), which scores all their candidates at once. O(n_features * 256).
     """
     features = np.flatnonzero(allowed)  # (k,) ascending: the tie order is kept
-    return best_split_among(hist[features], features, totals, n_bins, penalty, params, min_rows,
-                            two_way=two_way)
+    return best_splits_among(hist[None, features], features[None], totals[None], n_bins, penalty,
+                             params, min_rows, two_way=two_way)[0]
 
 
-def best_split_among(hist, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, *,
-                     two_way: bool = False):
-    r""":func:`find_best_split` over the histograms ``hist`` (k, 256, 3) of ``features`` (k,), ascending.
+def best_splits_among(hists, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, *,
+                      two_way: bool = False) -> list:
+    r""":func:`find_best_split` of each of a batch of nodes that have ``k`` features each.
 
-    **NumPy idiom for the loop over candidates.** Every candidate (feature, bin, side)
-    is scored at once: ``np.cumsum`` over the value bins gives the left statistics of
-    every threshold, (k, n, 3) with ``n`` the most value bins of a feature; side 0 =
-    missing right, 1 = missing left, 2 = missing child (a feature has candidates of
-    sides 0-1 or of side 2, never both), and a side no feature has is not scored.
-    ``np.argmax`` of ``gain >= tie_floor(...)`` over the (k, n, 3) gains, in C order, is
-    the first tied candidate in the order (feature, bin, side)
-    (:mod:`~twinrank.reference.tree`, **Ties**). O(k * 256).
+    Parameters
+    ----------
+    hists : (n_nodes, k, 256, 3), the histograms of ``features``
+    features : int array (n_nodes, k), each row ascending
+    totals : (n_nodes, 3) the nodes' ``[G, H, count]``
+    n_bins, penalty, params, min_rows, two_way : as in :func:`find_best_split`
+
+    Returns
+    -------
+    list of ``n_nodes`` Split or None.
+
+    Notes
+    -----
+    **NumPy idiom for the loops over nodes and candidates.** Every candidate
+    (node, feature, bin, side) is scored at once: ``np.cumsum`` over the value bins
+    gives the left statistics of every threshold, (n_nodes, k, n, 3) with ``n`` the most
+    value bins of a feature; side 0 = missing right, 1 = missing left, 2 = missing
+    child (a feature has candidates of sides 0-1 or of side 2, never both), and a side
+    no feature has is not scored. Per node, ``np.argmax`` of ``gain >= tie_floor(...)``
+    over its (k, n, 3) gains, in C order, is the first tied candidate in the order
+    (feature, bin, side) (:mod:`~twinrank.reference.tree`, **Ties**). O(n_nodes * k * 256).
     """
-    if len(features) == 0:
-        return None
+    if features.shape[1] == 0:
+        return [None] * len(features)
     l2 = params.lambda_l2
     width = int(n_bins[features].max())  # value bins scanned: every candidate has b < width
-    missing = hist[:, MISSING_BIN]  # (k, 3)
-    separate = ((params.missing_split == "separate") & (not two_way) & (missing[:, COUNT] > 0)
-                & (missing[:, COUNT] >= min_rows)
-                & (missing[:, H] >= params.min_hessian_in_leaf))  # (k,) three-way features
-    below = np.cumsum(hist[:, :width], axis=1)  # (k, width, 3) stats of bins <= b
-    exists = _candidates_exist(n_bins[features], width, missing[:, COUNT] > 0, separate)  # (k, width, 3)
-    parent_score = _score(totals, l2)
-    gain = np.full(exists.shape, -np.inf)  # (k, width, 3); -inf: no such candidate, or invalid
-    for side in _sides(missing[:, COUNT] > 0, separate):
-        left, right = _children(below, missing, totals, side)  # (k, width, 3) each
-        extra = _score(missing, l2)[:, None] if side == 2 else 0.0  # (k, 1) G_M^2/(H_M+l2)
+    missing = hists[:, :, MISSING_BIN]  # (n_nodes, k, 3)
+    separate = ((params.missing_split == "separate") & (not two_way) & (missing[..., COUNT] > 0)
+                & (missing[..., COUNT] >= min_rows)
+                & (missing[..., H] >= params.min_hessian_in_leaf))  # (n_nodes, k) three-way features
+    below = np.cumsum(hists[:, :, :width], axis=2)  # (n_nodes, k, width, 3) stats of bins <= b
+    totals = totals[:, None, None]  # (n_nodes, 1, 1, 3)
+    parent_score = _score(totals, l2)  # (n_nodes, 1, 1)
+    has_missing = missing[..., COUNT] > 0  # (n_nodes, k)
+    gain = np.full(below.shape[:-1] + (3,), -np.inf)  # (n_nodes, k, width, 3 sides); -inf: none, or invalid
+    for side in _sides(has_missing, separate):
+        exists = _candidates_exist(n_bins[features], width, has_missing, separate, side)  # (n_nodes, k, width)
+        left, right = _children(below, missing, totals, side)  # (n_nodes, k, width, 3) each
+        extra = _score(missing, l2)[..., None] if side == 2 else 0.0  # (n_nodes, k, 1) G_M^2/(H_M+l2)
         side_gain = (_score(left, l2) + _score(right, l2) + extra - parent_score
-                     - penalty[features, None])  # (k, width)
-        valid = (exists[..., side] & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
+                     - penalty[features][..., None])  # (n_nodes, k, width)
+        valid = (exists & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
                  & (left[..., H] >= params.min_hessian_in_leaf)
-                 & (right[..., H] >= params.min_hessian_in_leaf))  # (k, width)
+                 & (right[..., H] >= params.min_hessian_in_leaf))  # (n_nodes, k, width)
         gain[..., side] = np.where(valid, side_gain, -np.inf)
+    return [_chosen(gain[n], below[n], missing[n], features[n], totals[n, 0, 0], float(parent_score[n, 0, 0]),
+                    params) for n in range(len(gain))]
+
+
+def _chosen(gain, below, missing, features, totals, parent_score: float, params: TreeParams):
+    """One node's best split from its candidates' gains (k, width, 3) (None if no gain beats
+    ``min_gain_to_split``): the first candidate tied with the best."""
     best = gain.max()
-    scale = abs(best) + float(parent_score)
+    scale = abs(best) + parent_score
     if best == -np.inf or not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale:
         return None
     i = int(np.argmax(gain >= tie_floor(best, scale)))  # the first tied candidate in the order
@@ -114,12 +136,13 @@ def _sides(has_missing: np.ndarray, separate: np.ndarray) -> list:
 
 
 def _children(below, missing, totals, side):
-    """The left and right statistics of every (feature, bin) candidate of ``side``, (k, width, 3) each."""
+    """The left and right statistics of every (node, feature, bin) candidate of ``side``,
+    (n_nodes, k, width, 3) each; ``missing`` (n_nodes, k, 3), ``totals`` (n_nodes, 1, 1, 3)."""
     if side == 1:  # missing rows left
-        left = below + missing[:, None]
+        left = below + missing[..., None, :]
         return left, totals - left
     if side == 2:  # missing rows in a child of their own
-        return below, totals - below - missing[:, None]
+        return below, totals - below - missing[..., None, :]
     return below, totals - below  # missing rows right
 
 
@@ -135,18 +158,22 @@ def tie_floor(best_gain: float, scale: float) -> float:
     return best_gain - GAIN_TIE_RTOL * scale
 
 
-def _candidates_exist(n_bins: np.ndarray, width: int, has_missing: np.ndarray,
-                      separate: np.ndarray) -> np.ndarray:
-    """Which (feature, bin, side) candidates the rules define: (k, width, 3) bool."""
+def _candidates_exist(n_bins: np.ndarray, width: int, has_missing: np.ndarray, separate: np.ndarray,
+                      side: int) -> np.ndarray:
+    """Which (node, feature, bin) candidates of ``side`` the rules define, from (n_nodes, k) flags:
+    (n_nodes, k, width) bool."""
     b = np.arange(width)  # (width,)
-    inner = b < n_bins[:, None] - 1  # (k, width) thresholds between value bins
-    last = (b == n_bins[:, None] - 1) & has_missing[:, None]  # all values left, missing right
-    two_way = ~separate[:, None]  # (k, 1)
-    return np.stack([(inner | last) & two_way, inner & has_missing[:, None] & two_way,
-                     inner & separate[:, None]], axis=2)
+    inner = b < n_bins[..., None] - 1  # (n_nodes, k, width) thresholds between value bins
+    if side == 2:
+        return inner & separate[..., None]
+    two_way = ~separate[..., None]  # (n_nodes, k, 1)
+    if side == 1:
+        return inner & has_missing[..., None] & two_way
+    last = (b == n_bins[..., None] - 1) & has_missing[..., None]  # all values left, missing right
+    return (inner | last) & two_way
 
 
 def _score(stats: np.ndarray, l2: float) -> np.ndarray:
     r"""$G^2 / (H + \lambda_2)$, 0 where the denominator is not positive."""
     g, denominator = stats[..., G], stats[..., H] + l2
-    return np.divide(g * g, denominator, out=np.zeros_like(g), where=denominator > 0)
+    return g * g / np.where(denominator > 0, denominator, np.inf)  # G^2 / inf = 0

@@ -87,9 +87,23 @@ two-way candidates only (those of ``"learn"`` mode) for that last split. A tree
 of ``L`` leaves made by ``s`` three-way splits has ``2 L - 1 - s <= 2 * max_leaves - 1``
 nodes.
 
-**Modules.** The grower is written here; it calls ``_histogram.build_histogram``, and
-``_split.find_best_split`` with the tie rule above; ``_tree_checks`` checks its arguments
-for both twins. Every public name is importable from this module.
+**Modules.** The grower is written here; it calls ``_histogram.node_histograms``
+(``build_histogram`` of a batch of nodes, each on its own features), and ``_split.best_splits_among``
+(``find_best_split`` of a batch of nodes: a split's children at once) with the tie rule above; ``_tree_checks``
+checks its arguments for both twins. Every public name is importable from this module.
+
+**Loops written as NumPy.** The grower loops over splits, one leaf at a time, as the
+rules read. Inside a split there is no Python loop over rows or candidates: a
+histogram is one ``np.bincount`` per statistic over (feature, bin) keys; a split
+search is a ``np.cumsum`` over bins and an ``np.argmax`` over every (feature, bin,
+side) candidate; the larger child's histogram is the parent's minus its siblings'
+(sibling subtraction, Ke et al. 2017, Sec. 3) when every child has the parent's
+features, so only the smaller children are summed from their rows; the next leaf
+to split is an ``np.argmax`` over the leaves' best gains (``_Leaves``). A node that
+cannot split (at ``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no
+histogram, and a node's histogram covers only the features it may split on.
+Subtraction changes the last bits of the larger child's sums, never a split
+choice beyond the tie rule: the fast twin subtracts the same way.
 """
 from __future__ import annotations
 
@@ -97,8 +111,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._histogram import build_histogram, feature_histograms
-from ._split import GAIN_TIE_RTOL, Split, _score, best_split_among, find_best_split, tie_floor
+from ._histogram import build_histogram, node_histograms
+from ._split import GAIN_TIE_RTOL, Split, _score, best_splits_among, find_best_split, tie_floor
 from ._tree_checks import _checked_inputs
 from .constants import COUNT, G, H, MISSING_BIN
 from .model import LEAF, Tree
@@ -222,11 +236,18 @@ def _score_children(job, nodes: list, parent, children, leaves: _Leaves) -> None
     if not wanted:
         return
     _child_histograms(job, nodes, parent, children, wanted)
+    for batch in _by_feature_count(nodes, wanted):
+        for c, splits in zip(batch, _best_splits_of(job, [nodes[c] for c in batch])):
+            leaves.add(c, splits, float(_score(nodes[c].totals, job.params.lambda_l2)))
     for c in wanted:
-        node = nodes[c]
-        leaves.add(c, _best_splits_of(job, node), float(_score(node.totals, job.params.lambda_l2)))
-        if not _may_be_parent(job, node):
-            node.hist = None  # no child of this node will subtract from it
+        if not _may_be_parent(job, nodes[c]):
+            nodes[c].hist = None  # no child of this node will subtract from it
+
+
+def _by_feature_count(nodes: list, ids: list) -> list:
+    """``ids`` grouped by the number of features of the node (one batch of a split search each)."""
+    counts = [len(nodes[c].features) for c in ids]
+    return [[c for c, n in zip(ids, counts) if n == count] for count in dict.fromkeys(counts)]
 
 
 def _child_histograms(job, nodes: list, parent, children, wanted) -> None:
@@ -241,13 +262,15 @@ def _child_histograms(job, nodes: list, parent, children, wanted) -> None:
     largest = max(reversed(children), key=lambda c: nodes[c].totals[COUNT])
     subtract = (largest in wanted and parent is not None and parent.hist is not None
                 and all(np.array_equal(nodes[c].features, parent.features) for c in children))
-    siblings = [c for c in children if c != largest] if subtract else wanted
-    for c in siblings:
-        node = nodes[c]
-        node.hist = feature_histograms(job.binned, job.gradients, job.hessians, node.rows, node.features)
+    built = [c for c in children if c != largest] if subtract else wanted
+    for batch in _by_feature_count(nodes, built):
+        hists = node_histograms(job.binned, job.gradients, job.hessians, [nodes[c].rows for c in batch],
+                                np.stack([nodes[c].features for c in batch]))  # (n_batch, k, 256, 3)
+        for c, hist in zip(batch, hists):
+            nodes[c].hist = hist
     if subtract:
         hist = parent.hist.copy()  # (k, 256, 3)
-        for c in siblings:
+        for c in built:
             hist -= nodes[c].hist
         nodes[largest].hist = hist
 
@@ -258,11 +281,16 @@ def _may_be_parent(job, node: _Node) -> bool:
     return len(node.features) == job.binned.shape[1]
 
 
-def _best_splits_of(job, node: _Node):
-    """The node's best split and its best two-way split (each a Split or None)."""
-    args = (node.hist, node.features, node.totals, job.n_bins, job.penalty, job.params, job.min_rows)
-    best = best_split_among(*args)
-    return best, best if job.params.missing_split == "learn" else best_split_among(*args, two_way=True)
+def _best_splits_of(job, batch: list) -> list:
+    """Each node's ``(best split, best two-way split)`` (each a Split or None), the nodes of
+    ``batch`` having as many features each, scored at once."""
+    args = (np.stack([n.hist for n in batch]),  # (n_nodes, k, 256, 3)
+            np.stack([n.features for n in batch]),  # (n_nodes, k)
+            np.stack([n.totals for n in batch]),  # (n_nodes, 3)
+            job.n_bins, job.penalty, job.params, job.min_rows)
+    best = best_splits_among(*args)
+    two_way = best if job.params.missing_split == "learn" else best_splits_among(*args, two_way=True)
+    return list(zip(best, two_way))
 
 
 def _partition(job, rows: np.ndarray, split: Split) -> list:
