@@ -1,6 +1,7 @@
 """The reference twin at teaching speed: each algorithm's fit time at its defaults on MQ2008 Fold1.
 
 Usage: python benchmarks/reference_speed.py [--only NAME ...] [--tree-fraction 1.0] [--json FILE]
+                                           [--markdown-from FILE]
 
 Every algorithm of the CLI's ``ALGORITHMS`` table (``fast/_cli_train.py``) and the GBRT
 variants of Mohan's thesis, each with its documented defaults (the estimator's own
@@ -12,6 +13,7 @@ machine is shared, and the CPU time of this process is what other load inflates 
 ``--tree-fraction`` scales every tree count (a quick look; the JSON records it).
 
     python benchmarks/reference_speed.py --json benchmarks/reference_speed.json
+    python benchmarks/reference_speed.py --markdown-from benchmarks/reference_speed.json  # the docs' table
 """
 from __future__ import annotations
 
@@ -70,13 +72,33 @@ def trees_of(est) -> int:
     return model.n_trees + (init.n_trees if init is not None else 0)
 
 
+def markdown(out: dict) -> str:
+    """The table of docs/benchmarks.md from a ``--json`` file's contents."""
+    m = out["machine"]
+    lines = [f"MQ2008 Fold1, {m['cpu']}, {m['usable_cores']} cores, load average "
+             f"{' / '.join(f'{x:.1f}' for x in out.get('load_average_before', m['load_average']))} (1 / 5 / 15 min) before and "
+             f"{' / '.join(f'{x:.1f}' for x in out['load_average_after'])} after; commit {m['commit']}, {m['date']}.",
+             "", "| algorithm | trees | reference wall (s) | reference CPU (s) | fast wall (s) |",
+             "|---|---:|---:|---:|---:|"]
+    for name, row in out["rows"].items():
+        fast = f"{row['fast']['wall_s']:.2f}" if "fast" in row else "-"
+        lines.append(f"| {name} | {row['trees']} | {row['reference']['wall_s']:.1f} | "
+                     f"{row['reference']['cpu_s']:.1f} | {fast} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--only", nargs="*", choices=sorted(VARIANTS), help="run these rows only")
     p.add_argument("--tree-fraction", type=float, default=1.0)
     p.add_argument("--no-fast", action="store_true", help="time the reference only")
     p.add_argument("--json", metavar="FILE")
+    p.add_argument("--markdown-from", metavar="FILE", help="print the table of a --json file, run nothing")
     args = p.parse_args(argv)
+    if args.markdown_from:
+        print(markdown(json.loads(Path(args.markdown_from).read_text())))
+        return 0
+    load_before = os.getloadavg()  # the machine is shared: other users' load, before and after
     train, valid, _ = load_mq2008(fold=1)
     rows = {}
     if not args.no_fast:  # compile every kernel the fast fits call before timing them
@@ -94,7 +116,8 @@ def main(argv=None) -> int:
               f" (cpu {row['reference']['cpu_s']:6.2f} s)"
               + ("" if args.no_fast else f"  fast {row['fast']['wall_s']:6.2f} s"), flush=True)
     out = {"machine": machine(), "data": "MQ2008 Fold1 (train 9,630 rows x 46 features; eval_set valid)",
-           "tree_fraction": args.tree_fraction, "load_average_after": os.getloadavg(), "rows": rows}
+           "tree_fraction": args.tree_fraction, "load_average_before": load_before,
+           "load_average_after": os.getloadavg(), "rows": rows}
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     return 0

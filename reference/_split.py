@@ -66,7 +66,9 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
     hists : (n_nodes, k, 256, 3), the histograms of ``features``
     features : int array (n_nodes, k), each row ascending
     totals : (n_nodes, 3) the nodes' ``[G, H, count]``
-    n_bins, penalty, params, min_rows, two_way : as in :func:`find_best_split`
+    min_rows : int, or int array (n_nodes,): each node's ``params.min_rows_in_leaf`` (the
+        nodes may come from trees grown on different numbers of rows)
+    n_bins, penalty, params, two_way : as in :func:`find_best_split`
 
     Returns
     -------
@@ -86,6 +88,7 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
     if features.shape[1] == 0:
         return [None] * len(features)
     l2 = params.lambda_l2
+    min_rows = np.broadcast_to(min_rows, (len(features),))[:, None]  # (n_nodes, 1) each node's own
     width = int(n_bins[features].max())  # value bins scanned: every candidate has b < width
     missing = hists[:, :, MISSING_BIN]  # (n_nodes, k, 3)
     separate = ((params.missing_split == "separate") & (not two_way) & (missing[..., COUNT] > 0)
@@ -102,7 +105,8 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
         extra = _score(missing, l2)[..., None] if side == 2 else 0.0  # (n_nodes, k, 1) G_M^2/(H_M+l2)
         side_gain = (_score(left, l2) + _score(right, l2) + extra - parent_score
                      - penalty[features][..., None])  # (n_nodes, k, width)
-        valid = (exists & (left[..., COUNT] >= min_rows) & (right[..., COUNT] >= min_rows)
+        at_least = min_rows[..., None]  # (n_nodes, 1, 1)
+        valid = (exists & (left[..., COUNT] >= at_least) & (right[..., COUNT] >= at_least)
                  & (left[..., H] >= params.min_hessian_in_leaf)
                  & (right[..., H] >= params.min_hessian_in_leaf))  # (n_nodes, k, width)
         gain[..., side] = np.where(valid, side_gain, -np.inf)

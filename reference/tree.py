@@ -145,28 +145,54 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     its would-be leaf value, its gain, ``threshold = thresholds[f][b]`` (``+inf`` for
     ``b = n_f - 1``) and ``bin_threshold = b``.
     """
-    job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
-                         feature_cost)
-    nodes = [_node(job, job.rows, depth=0, node_id=0)]
-    leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
-    _score_children(job, nodes, None, [0], leaves)
-    n_leaves = 1
-    while n_leaves < params.max_leaves:
-        last = int(n_leaves == params.max_leaves - 1)  # the last split adds one leaf: two-way only
-        k = leaves.best_leaf(last)
+    return grow_trees(binned, gradients, hessians, thresholds, params, [(rows, feature_mask)],
+                      feature_cost=feature_cost)[0]
+
+
+class _Growth:
+    """One tree being grown by the rules of the module docstring: its nodes, its leaves'
+    best splits, and the best-first loop cut into steps (:meth:`split_next`)."""
+
+    def __init__(self, job):
+        self.job, self.nodes = job, [_node(job, job.rows, depth=0, node_id=0)]
+        self.leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
+        self.n_leaves = 1
+        self.scoring = (None, [0])  # (parent, children) to score before the next split
+
+    def split_next(self) -> bool:
+        """Split the next leaf (the rule's choice); False when the tree is finished."""
+        max_leaves = self.job.params.max_leaves
+        last = int(self.n_leaves == max_leaves - 1)  # the last split adds one leaf: two-way only
+        k = self.leaves.best_leaf(last) if self.n_leaves < max_leaves else None
         if k is None:
-            break
-        split, parent = leaves.pop(k)[last], nodes[k]
-        parts = _partition(job, parent.rows, split)
+            return False
+        split, parent = self.leaves.pop(k)[last], self.nodes[k]
+        parts = _partition(self.job, parent.rows, split)
         parent.split, parent.rows = split, None
-        parent.children = tuple(range(len(nodes), len(nodes) + len(parts)))
-        nodes += [_node(job, part, parent.depth + 1, node_id=i) for i, part in zip(parent.children, parts)]
-        n_leaves += len(parts) - 1
-        if n_leaves < params.max_leaves:
-            _score_children(job, nodes, parent, parent.children, leaves)
-        parent.hist = None  # its children have theirs
-    assert len(nodes) <= len(job.feature_mask)  # 2 * max_leaves - 1 rows of feature_mask suffice
-    return _as_tree(nodes, job.thresholds)
+        parent.children = tuple(range(len(self.nodes), len(self.nodes) + len(parts)))
+        self.nodes += [_node(self.job, part, parent.depth + 1, node_id=i)
+                       for i, part in zip(parent.children, parts)]
+        self.n_leaves += len(parts) - 1
+        self.scoring = (parent, parent.children if self.n_leaves < max_leaves else [])
+        return True
+
+    def wanted(self) -> list:
+        """The children to score that can be split."""
+        return [self.nodes[c] for c in self.scoring[1] if _may_split(self.job, self.nodes[c])]
+
+    def add_scored(self) -> None:
+        """The scored children join the leaves that can be split; the parent's histogram goes."""
+        parent, children = self.scoring
+        for c in children:
+            if self.nodes[c].splits is not None:
+                self.leaves.add(c, self.nodes[c].splits,
+                                float(_score(self.nodes[c].totals, self.job.params.lambda_l2)))
+        if parent is not None:
+            parent.hist = None  # its children have theirs
+
+    def tree(self) -> Tree:
+        assert len(self.nodes) <= len(self.job.feature_mask)  # 2 * max_leaves - 1 rows suffice
+        return _as_tree(self.nodes, self.job.thresholds)
 
 
 class _Leaves:
@@ -215,6 +241,7 @@ class _Node:
     value: float
     features: np.ndarray  # (k,) the features allowed at the node, ascending
     hist: np.ndarray | None = None  # (k, 256, 3) while it is a leaf that may be split
+    splits: tuple | None = None  # (best split, best two-way split) once scored, if it may split
     split: Split | None = None
     children: tuple = (LEAF, LEAF)  # (left, right) or (left, right, missing)
 
@@ -230,49 +257,67 @@ def _may_split(job, node: _Node) -> bool:
     return node.depth < job.max_depth and node.totals[COUNT] >= 2 * job.min_rows
 
 
-def _score_children(job, nodes: list, parent, children, leaves: _Leaves) -> None:
-    """Histograms and best splits of the new leaves ``children`` that can be split."""
-    wanted = [c for c in children if _may_split(job, nodes[c])]
-    if not wanted:
-        return
-    _child_histograms(job, nodes, parent, children, wanted)
-    for batch in _by_feature_count(nodes, wanted):
-        for c, splits in zip(batch, _best_splits_of(job, [nodes[c] for c in batch])):
-            leaves.add(c, splits, float(_score(nodes[c].totals, job.params.lambda_l2)))
-    for c in wanted:
-        if not _may_be_parent(job, nodes[c]):
-            nodes[c].hist = None  # no child of this node will subtract from it
+def _score_children(growths: list) -> None:
+    """Histograms and best splits (``node.splits``) of the children every growth has to score
+    that can be split, all at once (one batch per number of features). The trees share
+    ``binned``, ``gradients`` and ``hessians``."""
+    job = growths[0].job
+    built = [c for g in growths for c in _built_from_rows(g)]
+    for batch in _by_feature_count(built):
+        hists = node_histograms(job.binned, job.gradients, job.hessians, [c.rows for c in batch],
+                                np.stack([c.features for c in batch]))  # (n_batch, k, 256, 3)
+        for child, hist in zip(batch, hists):
+            child.hist = hist
+    for growth in growths:
+        _subtract_siblings(growth)
+    wanted = [(g.job, c) for g in growths for c in g.wanted()]
+    for batch in _by_feature_count(wanted):
+        for (job, child), splits in zip(batch, _best_splits_of(batch)):
+            child.splits = splits
+            if not _may_be_parent(job, child):
+                child.hist = None  # no child of this node will subtract from it
 
 
-def _by_feature_count(nodes: list, ids: list) -> list:
-    """``ids`` grouped by the number of features of the node (one batch of a split search each)."""
-    counts = [len(nodes[c].features) for c in ids]
-    return [[c for c, n in zip(ids, counts) if n == count] for count in dict.fromkeys(counts)]
+def _by_feature_count(batch: list) -> list:
+    """The nodes (or ``(job, node)`` pairs) of ``batch`` grouped by their number of features."""
+    counts = [len((item[1] if isinstance(item, tuple) else item).features) for item in batch]
+    return [[item for item, n in zip(batch, counts) if n == count] for count in dict.fromkeys(counts)]
 
 
-def _child_histograms(job, nodes: list, parent, children, wanted) -> None:
-    """The histograms of the children ``wanted``, by sibling subtraction where it applies.
+def _largest_if_subtracted(growth: _Growth):
+    """The child whose histogram is its parent's minus its siblings', or None.
 
     Sibling subtraction (Ke et al. 2017, Sec. 3): when every child has the parent's
-    features (always without feature subsampling), the largest child (ties: the last)
-    gets the parent's histogram minus its siblings', subtracted one by one in child
-    order (the fast twin's order), and only the smaller children are built from
-    their rows. Otherwise each child in ``wanted`` is built from its rows.
+    features (always without feature subsampling) and the largest child (ties: the
+    last) can be split, it gets the parent's histogram minus its siblings', subtracted
+    one by one in child order (the fast twin's order), and only the smaller children
+    are built from their rows. Otherwise each child that can be split is built from its rows.
     """
-    largest = max(reversed(children), key=lambda c: nodes[c].totals[COUNT])
-    subtract = (largest in wanted and parent is not None and parent.hist is not None
-                and all(np.array_equal(nodes[c].features, parent.features) for c in children))
-    built = [c for c in children if c != largest] if subtract else wanted
-    for batch in _by_feature_count(nodes, built):
-        hists = node_histograms(job.binned, job.gradients, job.hessians, [nodes[c].rows for c in batch],
-                                np.stack([nodes[c].features for c in batch]))  # (n_batch, k, 256, 3)
-        for c, hist in zip(batch, hists):
-            nodes[c].hist = hist
-    if subtract:
-        hist = parent.hist.copy()  # (k, 256, 3)
-        for c in built:
-            hist -= nodes[c].hist
-        nodes[largest].hist = hist
+    parent, ids = growth.scoring
+    if parent is None or parent.hist is None or not ids:
+        return None
+    children = [growth.nodes[c] for c in ids]
+    largest = max(reversed(children), key=lambda c: c.totals[COUNT])
+    same = all(np.array_equal(c.features, parent.features) for c in children)
+    return largest if same and _may_split(growth.job, largest) else None
+
+
+def _built_from_rows(growth: _Growth) -> list:
+    """The children to score whose histograms are summed from their rows."""
+    largest = _largest_if_subtracted(growth)
+    if largest is None:
+        return growth.wanted()
+    return [growth.nodes[c] for c in growth.scoring[1] if growth.nodes[c] is not largest]
+
+
+def _subtract_siblings(growth: _Growth) -> None:
+    largest = _largest_if_subtracted(growth)
+    if largest is not None:
+        hist = growth.scoring[0].hist.copy()  # (k, 256, 3)
+        for c in growth.scoring[1]:
+            if growth.nodes[c] is not largest:
+                hist -= growth.nodes[c].hist
+        largest.hist = hist
 
 
 def _may_be_parent(job, node: _Node) -> bool:
@@ -281,13 +326,15 @@ def _may_be_parent(job, node: _Node) -> bool:
     return len(node.features) == job.binned.shape[1]
 
 
-def _best_splits_of(job, batch: list) -> list:
-    """Each node's ``(best split, best two-way split)`` (each a Split or None), the nodes of
-    ``batch`` having as many features each, scored at once."""
-    args = (np.stack([n.hist for n in batch]),  # (n_nodes, k, 256, 3)
-            np.stack([n.features for n in batch]),  # (n_nodes, k)
-            np.stack([n.totals for n in batch]),  # (n_nodes, 3)
-            job.n_bins, job.penalty, job.params, job.min_rows)
+def _best_splits_of(batch: list) -> list:
+    """Each node's ``(best split, best two-way split)`` (each a Split or None), the ``(job, node)``
+    pairs of ``batch`` having as many features each, scored at once."""
+    job = batch[0][0]  # the trees of a batch share params, n_bins and penalty
+    args = (np.stack([n.hist for _, n in batch]),  # (n_nodes, k, 256, 3)
+            np.stack([n.features for _, n in batch]),  # (n_nodes, k)
+            np.stack([n.totals for _, n in batch]),  # (n_nodes, 3)
+            job.n_bins, job.penalty, job.params,
+            np.array([j.min_rows for j, _ in batch]))  # (n_nodes,) each tree's min_rows
     best = best_splits_among(*args)
     two_way = best if job.params.missing_split == "learn" else best_splits_among(*args, two_way=True)
     return list(zip(best, two_way))
@@ -331,7 +378,20 @@ def _split_threshold(feature_thresholds: np.ndarray, bin_threshold: int) -> floa
 def grow_trees(binned, gradients, hessians, thresholds, params, samples, *,
                feature_cost=None) -> list:
     """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`grow_tree`),
-    all on the same ``feature_cost``."""
-    return [grow_tree(binned, gradients, hessians, thresholds, params, rows=rows, feature_mask=mask,
-                      feature_cost=feature_cost)
-            for rows, mask in samples]
+    all on the same ``feature_cost``.
+
+    **NumPy idiom for the loop over trees.** The trees grow side by side: each step
+    splits the next leaf of every tree still growing (each by its own best-first rule),
+    and the children of all of them are scored as one batch, the trees becoming the
+    node axis of the histograms and of the split search. Each tree is the one
+    :func:`grow_tree` grows alone.
+    """
+    growths = [_Growth(_checked_inputs(binned, gradients, hessians, thresholds, params, rows, mask,
+                                       feature_cost)) for rows, mask in samples]
+    growing = growths
+    while growing:
+        _score_children(growing)
+        for growth in growing:
+            growth.add_scored()
+        growing = [growth for growth in growing if growth.split_next()]
+    return [growth.tree() for growth in growths]
