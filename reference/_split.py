@@ -110,32 +110,38 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
                  & (left[..., H] >= params.min_hessian_in_leaf)
                  & (right[..., H] >= params.min_hessian_in_leaf))  # (n_nodes, k, width)
         gain[..., side] = np.where(valid, side_gain, -np.inf)
-    return [_chosen(gain[n], below[n], missing[n], features[n], totals[n, 0, 0], float(parent_score[n, 0, 0]),
-                    params) for n in range(len(gain))]
+    return _first_tied(gain, below, missing, features, totals[:, 0, 0], parent_score[:, 0, 0], params)
 
 
-def _chosen(gain, below, missing, features, totals, parent_score: float, params: TreeParams):
-    """One node's best split from its candidates' gains (k, width, 3) (None if no gain beats
-    ``min_gain_to_split``): the first candidate tied with the best."""
-    best = gain.max()
-    scale = abs(best) + parent_score
-    if best == -np.inf or not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale:
-        return None
-    i = int(np.argmax(gain >= tie_floor(best, scale)))  # the first tied candidate in the order
-    j, b, side = np.unravel_index(i, gain.shape)
-    f = int(features[j])
+def _first_tied(gain, below, missing, features, totals, parent_score, params: TreeParams) -> list:
+    """Each node's best split from its candidates' gains (n_nodes, k, width, 3): the first
+    candidate tied with the best, or None if no gain beats ``min_gain_to_split``."""
+    flat = gain.reshape(len(gain), -1)  # (n_nodes, k * width * 3) in the tie order
+    best = flat.max(axis=1)  # (n_nodes,)
+    scale = np.abs(best) + parent_score  # (n_nodes,)
+    splits = best > params.min_gain_to_split + GAIN_TIE_RTOL * scale  # (n_nodes,) False where -inf
+    first = np.argmax(flat >= tie_floor(best, scale)[:, None], axis=1)  # (n_nodes,) first tied
+    return [_split_at(n, first[n], gain, below, missing, features, totals) if splits[n] else None
+            for n in range(len(gain))]
+
+
+def _split_at(n: int, i: int, gain, below, missing, features, totals) -> Split:
+    """The split of node ``n`` at its candidate ``i`` (flat index into its (k, width, 3) gains)."""
+    j, b, side = np.unravel_index(i, gain.shape[1:])
+    f, value = int(features[n, j]), float(gain[n, j, b, side])
     if side == 2:
-        return Split(float(gain.flat[i]), f, int(b), False, True)
-    if missing[j, COUNT] > 0:
+        return Split(value, f, int(b), False, True)
+    if missing[n, j, COUNT] > 0:
         missing_left = side == 1
     else:
-        missing_left = below[j, b, COUNT] >= totals[COUNT] - below[j, b, COUNT]  # more rows left
-    return Split(float(gain.flat[i]), f, int(b), bool(missing_left))
+        left = below[n, j, b, COUNT]
+        missing_left = left >= totals[n, COUNT] - left  # more rows left
+    return Split(value, f, int(b), bool(missing_left))
 
 
 def _sides(has_missing: np.ndarray, separate: np.ndarray) -> list:
-    """The sides some feature has candidates of (from the (k,) flags; the others are not scored)."""
-    two_way = ~separate  # (k,)
+    """The sides some feature has candidates of (from the (n_nodes, k) flags; the others are not scored)."""
+    two_way = ~separate  # (n_nodes, k)
     return [side for side, some in enumerate((two_way, has_missing & two_way, separate)) if some.any()]
 
 
