@@ -45,6 +45,7 @@ VARIANTS = {  # name: (CLI algorithm, parameters beyond the defaults)
     "random-forest": ("random-forest", {}),
     "igbrt": ("igbrt", {}),
     "bl-mart": ("bl-mart", {}),
+    "bl-mart, n_jobs=2 (members in 2 processes)": ("bl-mart", {"n_jobs": 2}),
 }
 TREE_COUNTS = ("n_trees", "rf_n_trees")
 
@@ -72,17 +73,20 @@ def trees_of(est) -> int:
     return model.n_trees + (init.n_trees if init is not None else 0)
 
 
-def markdown(out: dict) -> str:
-    """The table of docs/benchmarks.md from a ``--json`` file's contents."""
+def markdown(out: dict, before: dict | None = None) -> str:
+    """The table of docs/benchmarks.md from a ``--json`` file's contents (and the times of
+    ``reference_speed_before.json``, scaled to the full tree counts)."""
     m = out["machine"]
     lines = [f"MQ2008 Fold1, {m['cpu']}, {m['usable_cores']} cores, load average "
              f"{' / '.join(f'{x:.1f}' for x in out.get('load_average_before', m['load_average']))} (1 / 5 / 15 min) before and "
              f"{' / '.join(f'{x:.1f}' for x in out['load_average_after'])} after; commit {m['commit']}, {m['date']}.",
-             "", "| algorithm | trees | reference wall (s) | reference CPU (s) | fast wall (s) |",
-             "|---|---:|---:|---:|---:|"]
+             "", "| algorithm | trees | reference before (s) | reference wall (s) | reference CPU (s) "
+             "| fast wall (s) |", "|---|---:|---:|---:|---:|---:|"]
     for name, row in out["rows"].items():
         fast = f"{row['fast']['wall_s']:.2f}" if "fast" in row else "-"
-        lines.append(f"| {name} | {row['trees']} | {row['reference']['wall_s']:.1f} | "
+        old = (before or {}).get("rows", {}).get(name)
+        old = f"{old['reference']['wall_s'] / before['tree_fraction']:.0f}" if old else "-"
+        lines.append(f"| {name} | {row['trees']} | {old} | {row['reference']['wall_s']:.1f} | "
                      f"{row['reference']['cpu_s']:.1f} | {fast} |")
     return "\n".join(lines)
 
@@ -96,7 +100,9 @@ def main(argv=None) -> int:
     p.add_argument("--markdown-from", metavar="FILE", help="print the table of a --json file, run nothing")
     args = p.parse_args(argv)
     if args.markdown_from:
-        print(markdown(json.loads(Path(args.markdown_from).read_text())))
+        before = HERE / "reference_speed_before.json"
+        print(markdown(json.loads(Path(args.markdown_from).read_text()),
+                       json.loads(before.read_text()) if before.exists() else None))
         return 0
     load_before = os.getloadavg()  # the machine is shared: other users' load, before and after
     train, valid, _ = load_mq2008(fold=1)
