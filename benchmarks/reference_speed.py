@@ -45,7 +45,6 @@ VARIANTS = {  # name: (CLI algorithm, parameters beyond the defaults)
     "random-forest": ("random-forest", {}),
     "igbrt": ("igbrt", {}),
     "bl-mart": ("bl-mart", {}),
-    "bl-mart, n_jobs=2 (members in 2 processes)": ("bl-mart", {"n_jobs": 2}),
 }
 TREE_COUNTS = ("n_trees", "rf_n_trees")
 
