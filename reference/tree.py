@@ -102,6 +102,8 @@ features, so only the smaller children are summed from their rows; the next leaf
 to split is an ``np.argmax`` over the leaves' best gains (``_Leaves``). A node that
 cannot split (at ``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no
 histogram, and a node's histogram covers only the features it may split on.
+``grow_trees`` grows a forest's batch of trees side by side (``_Growth``: each
+tree's loop cut into steps), the new leaves of every tree scored as one batch.
 Subtraction changes the last bits of the larger child's sums, never a split
 choice beyond the tie rule: the fast twin subtracts the same way.
 """
@@ -263,7 +265,7 @@ def _score_children(growths: list) -> None:
     ``binned``, ``gradients`` and ``hessians``."""
     job = growths[0].job
     built = [c for g in growths for c in _built_from_rows(g)]
-    for batch in _by_feature_count(built):
+    for batch in _by_feature_count(built, built):
         hists = node_histograms(job.binned, job.gradients, job.hessians, [c.rows for c in batch],
                                 np.stack([c.features for c in batch]))  # (n_batch, k, 256, 3)
         for child, hist in zip(batch, hists):
@@ -271,17 +273,17 @@ def _score_children(growths: list) -> None:
     for growth in growths:
         _subtract_siblings(growth)
     wanted = [(g.job, c) for g in growths for c in g.wanted()]
-    for batch in _by_feature_count(wanted):
+    for batch in _by_feature_count(wanted, [child for _, child in wanted]):
         for (job, child), splits in zip(batch, _best_splits_of(batch)):
             child.splits = splits
             if not _may_be_parent(job, child):
                 child.hist = None  # no child of this node will subtract from it
 
 
-def _by_feature_count(batch: list) -> list:
-    """The nodes (or ``(job, node)`` pairs) of ``batch`` grouped by their number of features."""
-    counts = [len((item[1] if isinstance(item, tuple) else item).features) for item in batch]
-    return [[item for item, n in zip(batch, counts) if n == count] for count in dict.fromkeys(counts)]
+def _by_feature_count(items: list, nodes: list) -> list:
+    """``items`` grouped by the number of features of their ``nodes`` (one batch of a search each)."""
+    counts = [len(node.features) for node in nodes]
+    return [[item for item, n in zip(items, counts) if n == count] for count in dict.fromkeys(counts)]
 
 
 def _largest_if_subtracted(growth: _Growth):
@@ -311,12 +313,15 @@ def _built_from_rows(growth: _Growth) -> list:
 
 
 def _subtract_siblings(growth: _Growth) -> None:
+    """The largest child's histogram, if it is subtracted (the parent's minus its siblings')."""
     largest = _largest_if_subtracted(growth)
     if largest is not None:
         hist = growth.scoring[0].hist.copy()  # (k, 256, 3)
-        for c in growth.scoring[1]:
-            if growth.nodes[c] is not largest:
-                hist -= growth.nodes[c].hist
+        for sibling in (growth.nodes[c] for c in growth.scoring[1]):
+            if sibling is not largest:
+                hist -= sibling.hist
+                if not _may_split(growth.job, sibling):
+                    sibling.hist = None  # built for the subtraction only
         largest.hist = hist
 
 
