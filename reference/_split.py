@@ -49,7 +49,7 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
 
     Notes
     -----
-    The allowed features' histograms are handed to :func:`best_splits_among` (a batch of
+    The allowed features' histograms are handed to ``_split.best_splits_among`` (a batch of
     one node), which scores all their candidates at once. O(n_features * 256).
     """
     features = np.flatnonzero(allowed)  # (k,) ascending: the tie order is kept
