@@ -1,4 +1,4 @@
-"""Histograms of the reference grower: per feature and bin, the sums of $g$, $h$ and 1 (``np.bincount``)."""
+r"""Histograms of the reference grower: per feature and bin, the sums of $g$, $h$ and 1 (``np.bincount``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,18 +9,45 @@ from .constants import N_SLOTS
 def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     r"""Per feature and bin, the sums over ``rows`` of $g$, $h$ and 1.
 
-    One ``np.bincount`` per feature and statistic; a row listed twice counts twice.
-    O(len(rows) * n_features).
+    A row listed twice counts twice. O(len(rows) * n_features).
 
     Returns
     -------
     float64 array (n_features, 256, 3): ``[..., 0]`` sum of gradients, ``[..., 1]``
     sum of hessians, ``[..., 2]`` row count; slot ``MISSING_BIN`` holds the missing rows.
     """
-    node_bins = np.asfortranarray(binned[rows])  # (n_node_rows, n_features), columns contiguous
-    weights = (gradients[rows], hessians[rows], None)  # None: bincount counts rows
-    hist = np.empty((binned.shape[1], N_SLOTS, 3))  # (n_features, 256, 3)
-    for f in range(binned.shape[1]):
-        for stat, w in enumerate(weights):
-            hist[f, :, stat] = np.bincount(node_bins[:, f], weights=w, minlength=N_SLOTS)
-    return hist
+    features = np.arange(binned.shape[1])[None]  # (1, n_features): one node, every feature
+    return node_histograms(binned, gradients, hessians, [rows], features)[0]
+
+
+def node_histograms(binned, gradients, hessians, node_rows: list, features) -> np.ndarray:
+    r""":func:`build_histogram` of several nodes at once, each on its own ``k`` features.
+
+    Parameters
+    ----------
+    node_rows : list of ``n_nodes`` int arrays, the rows of each node
+    features : int array (n_nodes, k), the features of each node
+
+    Returns
+    -------
+    float64 array (n_nodes, k, 256, 3)
+
+    Notes
+    -----
+    **NumPy idiom for the loops over nodes, features and rows.** The loops
+    ``for node: for j, f in enumerate(features[node]): for i in rows[node]: hist[node, j, binned[i, f]] += (g_i, h_i, 1)``
+    are one ``np.bincount`` per statistic over the keys ``(node * k + j) * 256 + bin`` of
+    every (row, feature) pair. ``np.bincount`` adds each slot's weights in input order,
+    so each slot is summed over its node's rows in order, as the loops would.
+    """
+    n_nodes, k = features.shape
+    rows = np.concatenate(node_rows)  # (n_rows,) the nodes' rows one after the other
+    node = np.repeat(np.arange(n_nodes), [len(r) for r in node_rows])  # (n_rows,) the node of each
+    bins = np.concatenate([binned[r][:, f] for r, f in zip(node_rows, features)])  # (n_rows, k)
+    slots = (node[:, None] * k + np.arange(k)) * N_SLOTS  # (n_rows, k) first slot of (node, feature)
+    keys = (slots + bins).ravel()  # (n_rows * k,) (node * k + j) * 256 + bin
+    hist = np.empty((n_nodes * k * N_SLOTS, 3))  # (n_nodes * k * 256, 3)
+    for stat, per_row in enumerate((gradients[rows], hessians[rows], None)):  # None: count rows
+        weights = None if per_row is None else np.repeat(per_row, k)  # (n_rows * k,)
+        hist[:, stat] = np.bincount(keys, weights=weights, minlength=len(hist))
+    return hist.reshape(n_nodes, k, N_SLOTS, 3)

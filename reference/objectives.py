@@ -143,9 +143,11 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     matrices are summed by rows and columns, block after block. A block holds at
     most ``PAIR_BLOCK`` ($2^{20}$) pairs, and at least one whole row: O(n^2) time and
     O(max(n, PAIR_BLOCK)) memory per query (a 20,000-document query needs about
-    0.2 GB, not the 3 GB of each (n, n) matrix); a loop over queries and blocks. A
+    0.2 GB, not the 3 GB of each (n, n) matrix); a loop over blocks. A
     query of up to 1,024 documents is one block; the block size changes only the
-    order in which the column sums add (the last bits).
+    order in which the column sums add (the last bits). Queries of equal length are
+    computed together, up to ``PAIR_BLOCK`` pairs at a time (the loop over queries
+    becomes a leading batch axis; each query's sums are unchanged).
     """
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
@@ -156,20 +158,36 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
 
 
 def _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
-    """:func:`lambdarank` on checked arguments: ``(g, h)``."""
+    """:func:`lambdarank` on checked arguments: ``(g, h)``.
+
+    **NumPy idiom for the loop over queries.** Queries of the same length ``n`` are
+    stacked, (n_batch, n), and computed as one batch with a leading query axis
+    (:func:`_query_batches`); every sum stays within one query and adds in the order
+    the one-query loop would, so the result is the loop's, bit for bit.
+    """
     delta_z = {"ndcg": partial(_delta_ndcg, k=k, gain=gain), "map": _delta_map,
                "err": partial(_delta_err, k=k, l_max=y.max(initial=0.0))}[metric]
     order = rank_order(scores, query_offsets)  # (n_rows,)
     g, h = np.zeros_like(scores), np.zeros_like(scores)
-    for q in queries:
-        rows = order[query_offsets[q]:query_offsets[q + 1]]  # (n,) rows of query q, best first
-        if len(rows) < 2:
-            continue
-        delta = partial(delta_z, y[rows])  # delta(a): (len(a), n) |Delta Z| of swapping a with each position
+    for rows in _query_batches(order, query_offsets, queries):  # (n_batch, n) best first
+        delta = partial(delta_z, y[rows])  # delta(a): (n_batch, len(a), n) |Delta Z| of swapping
         lambdas, hessians = _ranked_lambdas(y[rows], scores[rows], delta, sigma, truncation, normalize,
-                                            max(1, PAIR_BLOCK // len(rows)))
+                                            max(1, PAIR_BLOCK // rows.shape[1]))
         g[rows], h[rows] = -lambdas, hessians
     return g, h
+
+
+def _query_batches(order, query_offsets, queries):
+    """The ranked rows of ``queries`` of at least two documents, as (n_batch, n) arrays of queries
+    of ``n`` documents each, at most ``PAIR_BLOCK`` pairs per batch (one query at least)."""
+    queries = np.asarray(queries)
+    sizes = np.diff(query_offsets)[queries]  # (n_queries_computed,)
+    for n in np.unique(sizes[sizes >= 2]):
+        same = queries[sizes == n]  # (n_same,) the queries of n documents, in order
+        per_batch = max(1, PAIR_BLOCK // (n * n))
+        for start in range(0, len(same), per_batch):
+            first = query_offsets[same[start:start + per_batch]]  # (n_batch,)
+            yield order[first[:, None] + np.arange(n)]  # (n_batch, n)
 
 
 def _keep_ranking(ranking, order, query_offsets, queries):
@@ -179,43 +197,45 @@ def _keep_ranking(ranking, order, query_offsets, queries):
 
 
 def _ranked_lambdas(labels, scores, delta, sigma, truncation, normalize, block_rows):
-    r"""Lambdas and hessians of one query whose documents are in ranked order.
+    r"""Lambdas and hessians of a batch of queries of ``n`` documents each, in ranked order.
 
-    ``labels``, ``scores``: shape (n,), best first; ``delta(a)``: $|\Delta Z|$ of swapping
-    each position of ``a`` with every position, shape (len(a), n). The pair matrices are
-    built ``block_rows`` positions (rows) at a time: (block_rows, n) each, not (n, n).
-    Returns ``(lambdas, hessians)``, shape (n,).
+    ``labels``, ``scores``: shape (n_batch, n), best first; ``delta(a)``: $|\Delta Z|$ of
+    swapping each position of ``a`` with every position, shape (n_batch, len(a), n). The
+    pair matrices are built ``block_rows`` positions (rows) at a time: (n_batch,
+    block_rows, n) each, not (n_batch, n, n). Returns ``(lambdas, hessians)``, shape (n_batch, n).
     """
-    n = len(labels)
-    pushed_up, pushed_down, hessians = np.zeros(n), np.zeros(n), np.zeros(n)
-    total = 0.0  # S / 2, the sum of every pair's lambda
+    n_batch, n = labels.shape
+    pushed_up, pushed_down, hessians = np.zeros((3, n_batch, n))
+    total = np.zeros(n_batch)  # S / 2 of each query, the sum of every pair's lambda
     for start in range(0, n, block_rows):
         a = np.arange(start, min(start + block_rows, n))  # (m,) the block's positions
         pair_lambda, pair_hessian = _pair_terms(labels, scores, a, delta(a), sigma, truncation, normalize)
-        pushed_up[a] = pair_lambda.sum(axis=1)  # (m,) forces pushing each a up
-        pushed_down += pair_lambda.sum(axis=0)  # (n,) forces pushing each b down
-        hessians[a] += pair_hessian.sum(axis=1)  # both ends of a pair get its hessian
-        hessians += pair_hessian.sum(axis=0)
-        total += pair_lambda.sum()
-    lambdas = pushed_up - pushed_down  # (n,) up-pushes minus down-pushes
-    scale = _norm_scale(2.0 * total) if normalize else 1.0
-    return lambdas * scale, hessians * scale
+        pushed_up[:, a] = pair_lambda.sum(axis=2)  # (n_batch, m) forces pushing each a up
+        pushed_down += pair_lambda.sum(axis=1)  # (n_batch, n) forces pushing each b down
+        hessians[:, a] += pair_hessian.sum(axis=2)  # both ends of a pair get its hessian
+        hessians += pair_hessian.sum(axis=1)
+        total += pair_lambda.reshape(n_batch, -1).sum(axis=1)  # (n_batch,)
+    lambdas = pushed_up - pushed_down  # (n_batch, n) up-pushes minus down-pushes
+    scale = _norm_scale(2.0 * total) if normalize else np.ones(n_batch)  # (n_batch,)
+    return lambdas * scale[:, None], hessians * scale[:, None]
 
 
 def _pair_terms(labels, scores, a, delta, sigma, truncation, normalize):
-    r"""$\lambda_{ab}$ and the pair hessians between positions ``a`` (shape (m,)) and every $b$, (m, n) each.
+    r"""$\lambda_{ab}$ and the pair hessians between positions ``a`` (shape (m,)) and every $b$,
+    (n_batch, m, n) each.
 
-    ``delta``: (m, n) $|\Delta Z_{ab}|$. Zero outside the pairs $y_a > y_b$.
+    ``delta``: (n_batch, m, n) $|\Delta Z_{ab}|$. Zero outside the pairs $y_a > y_b$.
     """
-    above = labels[a, None] > labels[None, :]  # (m, n) pair (a, b) with y_a > y_b
+    above = labels[:, a, None] > labels[:, None, :]  # (n_batch, m, n) pair (a, b) with y_a > y_b
     if truncation is not None:
-        above &= np.minimum.outer(a, np.arange(len(labels))) < truncation  # one of the two in the top
-    score_gap = scores[a, None] - scores[None, :]  # (m, n) s_a - s_b
-    if normalize and scores[0] != scores[-1]:
-        delta = delta / (SCORE_DISTANCE_EPSILON + np.abs(score_gap))  # score-distance damping
-    rho, one_minus_rho = _sigmoid_pair(-sigma * score_gap)  # (m, n) 1 / (1 + e^{sigma (s_a - s_b)})
-    pair_lambda = np.where(above, sigma * delta * rho, 0.0)  # (m, n) lambda_ab, pushes a up, b down
-    pair_hessian = np.where(above, sigma**2 * delta * rho * one_minus_rho, 0.0)  # (m, n)
+        above &= np.minimum.outer(a, np.arange(labels.shape[1])) < truncation  # one of the two in the top
+    score_gap = scores[:, a, None] - scores[:, None, :]  # (n_batch, m, n) s_a - s_b
+    if normalize:  # score-distance damping, in the queries whose scores are not all equal
+        spread = (scores[:, 0] != scores[:, -1])[:, None, None]  # (n_batch, 1, 1)
+        delta = np.where(spread, delta / (SCORE_DISTANCE_EPSILON + np.abs(score_gap)), delta)
+    rho, one_minus_rho = _sigmoid_pair(-sigma * score_gap)  # (n_batch, m, n) 1 / (1 + e^{sigma (s_a - s_b)})
+    pair_lambda = np.where(above, sigma * delta * rho, 0.0)  # (n_batch, m, n) lambda_ab: a up, b down
+    pair_hessian = np.where(above, sigma**2 * delta * rho * one_minus_rho, 0.0)  # (n_batch, m, n)
     return pair_lambda, pair_hessian
 
 
@@ -235,23 +255,25 @@ class LambdaRank(Loss):
 
 
 def _delta_ndcg(labels, a, k=None, gain="exp2"):
-    r"""$|\Delta \mathrm{NDCG@k}|$ of swapping each position of ``a`` (shape (m,)) with every position, (m, n).
+    r"""$|\Delta \mathrm{NDCG@k}|$ of swapping each position of ``a`` (shape (m,)) with every position.
 
+    ``labels``: (..., n), one query per row (in ranked order); returns (..., m, n).
     Swapping changes $\mathrm{DCG}$ by $(G_a - G_b)(D_b - D_a)$, so
     $|\Delta| = |G_a - G_b|\,|D_a - D_b| / \mathrm{IDCG@k}$ (Burges 2010, Sec. 4).
-    All zeros if the ideal DCG@k is 0.
+    All zeros for a query whose ideal DCG@k is 0 (then every gain is 0).
     """
-    gains = np.exp2(labels) - 1.0 if gain == "exp2" else labels.astype(np.float64)  # (n,)
-    discounts = _discounts(len(labels), k)  # (n,) 1/log2(2 + t) for t < k, else 0
-    ideal = np.sum(np.sort(gains)[::-1] * discounts)
-    if ideal == 0.0:
-        return np.zeros((len(a), len(labels)))
-    return np.abs(np.subtract.outer(gains[a], gains)) * np.abs(np.subtract.outer(discounts[a], discounts)) / ideal
+    gains = np.exp2(labels) - 1.0 if gain == "exp2" else labels.astype(np.float64)  # (..., n)
+    discounts = _discounts(labels.shape[-1], k)  # (n,) 1/log2(2 + t) for t < k, else 0
+    ideal = np.sum(np.sort(gains, axis=-1)[..., ::-1] * discounts, axis=-1)  # (...,)
+    ideal = np.where(ideal == 0.0, 1.0, ideal)[..., None, None]  # (..., 1, 1) 0 / 1 = 0 if IDCG = 0
+    return (np.abs(gains[..., a, None] - gains[..., None, :])
+            * np.abs(np.subtract.outer(discounts[a], discounts)) / ideal)  # (..., m, n)
 
 
 def _delta_map(labels, a):
-    r"""$|\Delta \mathrm{AP}|$ of swapping each position of ``a`` with every position, shape (len(a), n).
+    r"""$|\Delta \mathrm{AP}|$ of swapping each position of ``a`` with every position.
 
+    ``labels``: (..., n), one query per row (in ranked order); returns (..., m, n).
     Only a relevant/non-relevant pair changes AP. For two positions $u < v$, moving the
     relevant one from $v$ up to $u$ (1-based ranks $u+1$, $v+1$): with $c$ = 1 + the
     relevant documents above $u$ and $m$ those strictly between, it gains precision
@@ -262,26 +284,25 @@ def _delta_map(labels, a):
 
     $R$ the number of relevant documents. All zeros if $R = 0$.
     """
-    n = len(labels)
-    relevant = (labels > 0).astype(np.float64)  # (n,)
-    n_relevant = relevant.sum()
-    if n_relevant == 0.0:
-        return np.zeros((len(a), n))
+    n = labels.shape[-1]
+    relevant = (labels > 0).astype(np.float64)  # (..., n)
+    n_relevant = relevant.sum(axis=-1)[..., None, None]  # (..., 1, 1)
     t = np.arange(n)
-    relevant_above = _sum_above(relevant)  # (n,) relevant documents at positions < t
-    precision_term = relevant / (t + 1)  # (n,)
-    reciprocal_above = _sum_above(precision_term)  # (n,) sum of 1/(u+1) over relevant u < t
+    relevant_above = _sum_above(relevant)  # (..., n) relevant documents at positions < t
+    precision_term = relevant / (t + 1)  # (..., n)
+    reciprocal_above = _sum_above(precision_term)  # (..., n) sum of 1/(u+1) over relevant u < t
     u, v = _upper_lower(a, n)  # (m, n) each: the higher and the lower position of each pair
-    c = relevant_above[u] + 1  # (m, n)
-    m = relevant_above[v] - relevant_above[u] - relevant[u]  # (m, n) relevant strictly between
-    between = reciprocal_above[v] - reciprocal_above[u] - precision_term[u]  # (m, n)
-    delta = (c / (u + 1) - (c + m) / (v + 1) + between) / n_relevant  # (m, n)
-    return np.where(relevant[u] != relevant[v], delta, 0.0)
+    c = relevant_above[..., u] + 1  # (..., m, n)
+    m = relevant_above[..., v] - relevant_above[..., u] - relevant[..., u]  # (..., m, n) relevant between
+    between = reciprocal_above[..., v] - reciprocal_above[..., u] - precision_term[..., u]  # (..., m, n)
+    delta = (c / (u + 1) - (c + m) / (v + 1) + between) / np.maximum(n_relevant, 1.0)  # (..., m, n)
+    return np.where(relevant[..., u] != relevant[..., v], delta, 0.0)  # R = 0: no such pair
 
 
 def _delta_err(labels, a, k=None, l_max=None):
-    r"""$|\Delta \mathrm{ERR@k}|$ of swapping each position of ``a`` (shape (m,)) with every position, (m, n).
+    r"""$|\Delta \mathrm{ERR@k}|$ of swapping each position of ``a`` (shape (m,)) with every position.
 
+    ``labels``: (..., n), one query per row (in ranked order); returns (..., m, n).
     With $P_t = \prod_{r < t}(1 - R_r)$ (the chance the user reaches position $t$),
     $w_t = P_t / (t+1)$ for $t < k$ (else 0) and $C_t = \sum_{r < t} R_r w_r$, swapping
     $u < v$ changes only positions $u \dots v$, and
@@ -290,20 +311,21 @@ def _delta_err(labels, a, k=None, l_max=None):
 
     O(1) per pair after O(n) prefix sums and products; $1 - R$ is computed as
     $2^{-l_{\max}} + (1 - 2^{l - l_{\max}})$, exact for integer labels.
-    ``l_max`` defaults to the largest of ``labels``.
+    ``l_max`` defaults to the largest label of each query.
     """
-    n = len(labels)
-    l_max = labels.max(initial=0.0) if l_max is None else l_max
-    stop = np.exp2(labels - l_max) - np.exp2(-l_max)  # (n,) R, the chance the user stops here
-    go_on = np.exp2(-l_max) + (1.0 - np.exp2(labels - l_max))  # (n,) 1 - R without cancellation
-    reach = np.concatenate(([1.0], np.cumprod(go_on)[:-1]))  # (n,) P_t
+    n = labels.shape[-1]
+    l_max = labels.max(axis=-1, initial=0.0, keepdims=True) if l_max is None else l_max
+    stop = np.exp2(labels - l_max) - np.exp2(-l_max)  # (..., n) R, the chance the user stops here
+    go_on = np.exp2(-l_max) + (1.0 - np.exp2(labels - l_max))  # (..., n) 1 - R without cancellation
+    reach = _shift_right(np.cumprod(go_on, axis=-1), 1.0)  # (..., n) P_t
     t = np.arange(n)
-    weight = np.where(t < (n if k is None else k), reach / (t + 1), 0.0)  # (n,) w_t
-    err_term = stop * weight  # (n,) ERR = sum of err_term
-    err_above = _sum_above(err_term)  # (n,) C_t
+    weight = np.where(t < (n if k is None else k), reach / (t + 1), 0.0)  # (..., n) w_t
+    err_term = stop * weight  # (..., n) ERR = sum of err_term
+    err_above = _sum_above(err_term)  # (..., n) C_t
     u, v = _upper_lower(a, n)  # (m, n) each: the higher and the lower position of each pair
-    between = err_above[v] - err_above[u] - err_term[u]  # (m, n) C_v - C_{u+1}
-    delta = np.abs(stop[v] - stop[u]) * (weight[u] - (between + weight[v]) / go_on[u])  # (m, n)
+    between = err_above[..., v] - err_above[..., u] - err_term[..., u]  # (..., m, n) C_v - C_{u+1}
+    delta = np.abs(stop[..., v] - stop[..., u]) * (weight[..., u] - (between + weight[..., v])
+                                                   / go_on[..., u])  # (..., m, n)
     return delta  # 0 where u == v: R_v - R_u = 0
 
 
@@ -314,8 +336,13 @@ def _discounts(n, k):
 
 
 def _sum_above(x):
-    """``x`` summed over the positions above each position: [0, x0, x0 + x1, ...]."""
-    return np.concatenate(([0.0], np.cumsum(x)[:-1]))
+    """``x`` summed over the positions above each position (last axis): [0, x0, x0 + x1, ...]."""
+    return _shift_right(np.cumsum(x, axis=-1), 0.0)
+
+
+def _shift_right(x, first):
+    """``x`` moved one position down its last axis, ``first`` in front: [first, x0, ..., x_{n-2}]."""
+    return np.concatenate((np.full(x.shape[:-1] + (1,), first), x[..., :-1]), axis=-1)
 
 
 def _upper_lower(a, n):
@@ -328,5 +355,6 @@ def _upper_lower(a, n):
 
 
 def _norm_scale(total):
-    """LightGBM's per-query scale log2(1 + S) / S of ``lambdarank_norm`` (1 when S = 0)."""
-    return np.log2(1.0 + total) / total if total > 0.0 else 1.0
+    """LightGBM's per-query scale log2(1 + S) / S of ``lambdarank_norm`` (1 where S = 0); (n_batch,)."""
+    positive = total > 0.0  # (n_batch,)
+    return np.where(positive, np.log2(1.0 + total) / np.where(positive, total, 1.0), 1.0)

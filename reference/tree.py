@@ -87,9 +87,25 @@ two-way candidates only (those of ``"learn"`` mode) for that last split. A tree
 of ``L`` leaves made by ``s`` three-way splits has ``2 L - 1 - s <= 2 * max_leaves - 1``
 nodes.
 
-**Modules.** The grower is written here; it calls ``_histogram.build_histogram``, and
-``_split.find_best_split`` with the tie rule above; ``_tree_checks`` checks its arguments
-for both twins. Every public name is importable from this module.
+**Modules.** The grower is written here; it calls ``_histogram.node_histograms``
+(``build_histogram`` of a batch of nodes, each on its own features), and ``_split.best_splits_among``
+(``find_best_split`` of a batch of nodes: a split's children at once) with the tie rule above; ``_tree_checks``
+checks its arguments for both twins. Every public name is importable from this module.
+
+**Loops written as NumPy.** The grower loops over splits, one leaf at a time, as the
+rules read. Inside a split there is no Python loop over rows or candidates: a
+histogram is one ``np.bincount`` per statistic over (feature, bin) keys; a split
+search is a ``np.cumsum`` over bins and an ``np.argmax`` over every (feature, bin,
+side) candidate; the larger child's histogram is the parent's minus its siblings'
+(sibling subtraction, Ke et al. 2017, Sec. 3) when every child has the parent's
+features, so only the smaller children are summed from their rows; the next leaf
+to split is an ``np.argmax`` over the leaves' best gains (``_Leaves``). A node that
+cannot split (at ``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no
+histogram, and a node's histogram covers only the features it may split on.
+``grow_trees`` grows a forest's batch of trees side by side (``_Growth``: each
+tree's loop cut into steps), the new leaves of every tree scored as one batch.
+Subtraction changes the last bits of the larger child's sums, never a split
+choice beyond the tie rule: the fast twin subtracts the same way.
 """
 from __future__ import annotations
 
@@ -97,8 +113,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._histogram import build_histogram
-from ._split import GAIN_TIE_RTOL, Split, _score, find_best_split, tie_floor
+from ._histogram import build_histogram, node_histograms
+from ._split import GAIN_TIE_RTOL, Split, _score, best_splits_among, find_best_split, tie_floor
 from ._tree_checks import _checked_inputs
 from .constants import COUNT, G, H, MISSING_BIN
 from .model import LEAF, Tree
@@ -131,37 +147,87 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     its would-be leaf value, its gain, ``threshold = thresholds[f][b]`` (``+inf`` for
     ``b = n_f - 1``) and ``bin_threshold = b``.
     """
-    job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
-                         feature_cost)
-    nodes = [_node(job, job.rows, depth=0)]
-    best = {0: _best_splits_of(job, nodes[0], node_id=0)}  # leaf id -> (best, best two-way) or None
-    n_leaves = 1
-    while n_leaves < params.max_leaves:
-        last = int(n_leaves == params.max_leaves - 1)  # the last split adds one leaf: two-way only
-        ready = {k: splits[last] for k, splits in best.items() if splits[last] is not None}
-        if not ready:
-            break
-        k = _best_leaf(ready, nodes, params.lambda_l2)
-        split, parent = best.pop(k)[last], nodes[k]
-        parts = _partition(job, parent.rows, split)
+    return grow_trees(binned, gradients, hessians, thresholds, params, [(rows, feature_mask)],
+                      feature_cost=feature_cost)[0]
+
+
+class _Growth:
+    """One tree being grown by the rules of the module docstring: its nodes, its leaves'
+    best splits, and the best-first loop cut into steps (:meth:`split_next`)."""
+
+    def __init__(self, job):
+        self.job, self.nodes = job, [_node(job, job.rows, depth=0, node_id=0)]
+        self.leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
+        self.n_leaves = 1
+        self.scoring = (None, [0])  # (parent, children) to score before the next split
+
+    def split_next(self) -> bool:
+        """Split the next leaf (the rule's choice); False when the tree is finished."""
+        max_leaves = self.job.params.max_leaves
+        last = int(self.n_leaves == max_leaves - 1)  # the last split adds one leaf: two-way only
+        k = self.leaves.best_leaf(last) if self.n_leaves < max_leaves else None
+        if k is None:
+            return False
+        split, parent = self.leaves.pop(k)[last], self.nodes[k]
+        parts = _partition(self.job, parent.rows, split)
         parent.split, parent.rows = split, None
-        parent.children = tuple(range(len(nodes), len(nodes) + len(parts)))
-        nodes += [_node(job, part, parent.depth + 1) for part in parts]
-        n_leaves += len(parts) - 1
-        if n_leaves < params.max_leaves:
-            for child in parent.children:
-                best[child] = _best_splits_of(job, nodes[child], node_id=child)
-    assert len(nodes) <= len(job.feature_mask)  # 2 * max_leaves - 1 rows of feature_mask suffice
-    return _as_tree(nodes, job.thresholds)
+        parent.children = tuple(range(len(self.nodes), len(self.nodes) + len(parts)))
+        self.nodes += [_node(self.job, part, parent.depth + 1, node_id=i)
+                       for i, part in zip(parent.children, parts)]
+        self.n_leaves += len(parts) - 1
+        self.scoring = (parent, parent.children if self.n_leaves < max_leaves else [])
+        return True
+
+    def wanted(self) -> list:
+        """The children to score that can be split."""
+        return [self.nodes[c] for c in self.scoring[1] if _may_split(self.job, self.nodes[c])]
+
+    def add_scored(self) -> None:
+        """The scored children join the leaves that can be split; the parent's histogram goes."""
+        parent, children = self.scoring
+        for c in children:
+            if self.nodes[c].splits is not None:
+                self.leaves.add(c, self.nodes[c].splits,
+                                float(_score(self.nodes[c].totals, self.job.params.lambda_l2)))
+        if parent is not None:
+            parent.hist = None  # its children have theirs
+
+    def tree(self) -> Tree:
+        assert len(self.nodes) <= len(self.job.feature_mask)  # 2 * max_leaves - 1 rows suffice
+        return _as_tree(self.nodes, self.job.thresholds)
 
 
-def _best_leaf(ready: dict, nodes: list, l2: float) -> int:
-    """The leaf to split next: of the leaves ``ready`` (id -> Split) whose gain ties the largest,
-    the lowest id; the scale is the largest ``|gain| + G^2 / (H + l2)`` of a ready leaf."""
-    gains = {k: split.gain for k, split in ready.items()}
-    best = max(gains.values())
-    scale = max(abs(gain) + float(_score(nodes[k].totals, l2)) for k, gain in gains.items())
-    return min(k for k, gain in gains.items() if gain >= tie_floor(best, scale))
+class _Leaves:
+    r"""The best splits of the leaves that can be split, by node id, and the choice of the next one.
+
+    ``gain[last, k]`` is the gain of leaf ``k``'s best split (``last = 1``: two-way only), and
+    ``size[last, k]`` its $|\mathrm{gain}| + G^2 / (H + \lambda_2)$; ``-inf`` where leaf ``k`` has
+    no such split (or ``k`` is not a leaf). Arrays stand in for a loop over the leaves.
+    """
+
+    def __init__(self, n_slots: int):
+        self.gain = np.full((2, n_slots), -np.inf)  # (2, 2 * max_leaves - 1)
+        self.size = np.full((2, n_slots), -np.inf)  # (2, 2 * max_leaves - 1)
+        self.splits = {}  # leaf id -> (best split, best two-way split), each a Split or None
+
+    def add(self, k: int, splits: tuple, score: float) -> None:
+        self.splits[k] = splits
+        for last, split in enumerate(splits):
+            if split is not None:
+                self.gain[last, k], self.size[last, k] = split.gain, abs(split.gain) + score
+
+    def pop(self, k: int) -> tuple:
+        self.gain[:, k] = self.size[:, k] = -np.inf
+        return self.splits.pop(k)
+
+    def best_leaf(self, last: int):
+        """The leaf to split next: of the leaves whose gain ties the largest, the lowest id (None if
+        no leaf can be split); the scale is the largest ``|gain| + G^2 / (H + l2)`` of such a leaf."""
+        best = self.gain[last].max()
+        if best == -np.inf:
+            return None
+        tied = self.gain[last] >= tie_floor(best, self.size[last].max())  # (n_slots,)
+        return int(np.argmax(tied))  # the lowest tied id
 
 
 def _leaf_value(g_sum, h_sum, l2):
@@ -175,24 +241,108 @@ class _Node:
     depth: int
     totals: np.ndarray  # (3,) G, H, count
     value: float
+    features: np.ndarray  # (k,) the features allowed at the node, ascending
+    hist: np.ndarray | None = None  # (k, 256, 3) while it is a leaf that may be split
+    splits: tuple | None = None  # (best split, best two-way split) once scored, if it may split
     split: Split | None = None
     children: tuple = (LEAF, LEAF)  # (left, right) or (left, right, missing)
 
 
-def _node(job, rows: np.ndarray, depth: int) -> _Node:
+def _node(job, rows: np.ndarray, depth: int, node_id: int) -> _Node:
     totals = np.array([job.gradients[rows].sum(), job.hessians[rows].sum(), len(rows)])
-    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2))
+    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2),
+                 np.flatnonzero(job.feature_mask[node_id]))
 
 
-def _best_splits_of(job, node: _Node, node_id: int):
-    """The node's best split and its best two-way split (each a Split or None); None past max_depth."""
-    if node.depth >= job.max_depth:
-        return None, None
-    hist = build_histogram(job.binned, job.gradients, job.hessians, node.rows)
-    args = (hist, node.totals, job.n_bins, job.feature_mask[node_id], job.penalty, job.params,
-            job.min_rows)
-    best = find_best_split(*args)
-    return best, best if job.params.missing_split == "learn" else find_best_split(*args, two_way=True)
+def _may_split(job, node: _Node) -> bool:
+    """Whether a node can have a valid split at all: below ``max_depth``, two children's worth of rows."""
+    return node.depth < job.max_depth and node.totals[COUNT] >= 2 * job.min_rows
+
+
+def _score_children(growths: list) -> None:
+    """Histograms and best splits (``node.splits``) of the children every growth has to score
+    that can be split, all at once (one batch per number of features). The trees share
+    ``binned``, ``gradients`` and ``hessians``."""
+    job = growths[0].job
+    built = [c for g in growths for c in _built_from_rows(g)]
+    for batch in _by_feature_count(built, built):
+        hists = node_histograms(job.binned, job.gradients, job.hessians, [c.rows for c in batch],
+                                np.stack([c.features for c in batch]))  # (n_batch, k, 256, 3)
+        for child, hist in zip(batch, hists):
+            child.hist = hist
+    for growth in growths:
+        _subtract_siblings(growth)
+    wanted = [(g.job, c) for g in growths for c in g.wanted()]
+    for batch in _by_feature_count(wanted, [child for _, child in wanted]):
+        for (job, child), splits in zip(batch, _best_splits_of(batch)):
+            child.splits = splits
+            if not _may_be_parent(job, child):
+                child.hist = None  # no child of this node will subtract from it
+
+
+def _by_feature_count(items: list, nodes: list) -> list:
+    """``items`` grouped by the number of features of their ``nodes`` (one batch of a search each)."""
+    counts = [len(node.features) for node in nodes]
+    return [[item for item, n in zip(items, counts) if n == count] for count in dict.fromkeys(counts)]
+
+
+def _largest_if_subtracted(growth: _Growth):
+    """The child whose histogram is its parent's minus its siblings', or None.
+
+    Sibling subtraction (Ke et al. 2017, Sec. 3): when every child has the parent's
+    features (always without feature subsampling) and the largest child (ties: the
+    last) can be split, it gets the parent's histogram minus its siblings', subtracted
+    one by one in child order (the fast twin's order), and only the smaller children
+    are built from their rows. Otherwise each child that can be split is built from its rows.
+    """
+    parent, ids = growth.scoring
+    if parent is None or parent.hist is None or not ids:
+        return None
+    children = [growth.nodes[c] for c in ids]
+    largest = max(reversed(children), key=lambda c: c.totals[COUNT])
+    same = all(np.array_equal(c.features, parent.features) for c in children)
+    return largest if same and _may_split(growth.job, largest) else None
+
+
+def _built_from_rows(growth: _Growth) -> list:
+    """The children to score whose histograms are summed from their rows."""
+    largest = _largest_if_subtracted(growth)
+    if largest is None:
+        return growth.wanted()
+    return [growth.nodes[c] for c in growth.scoring[1] if growth.nodes[c] is not largest]
+
+
+def _subtract_siblings(growth: _Growth) -> None:
+    """The largest child's histogram, if it is subtracted (the parent's minus its siblings')."""
+    largest = _largest_if_subtracted(growth)
+    if largest is not None:
+        hist = growth.scoring[0].hist.copy()  # (k, 256, 3)
+        for sibling in (growth.nodes[c] for c in growth.scoring[1]):
+            if sibling is not largest:
+                hist -= sibling.hist
+                if not _may_split(growth.job, sibling):
+                    sibling.hist = None  # built for the subtraction only
+        largest.hist = hist
+
+
+def _may_be_parent(job, node: _Node) -> bool:
+    """Whether the node's histogram may serve its children (sibling subtraction): kept only
+    without feature subsampling, where a child has the node's features."""
+    return len(node.features) == job.binned.shape[1]
+
+
+def _best_splits_of(batch: list) -> list:
+    """Each node's ``(best split, best two-way split)`` (each a Split or None), the ``(job, node)``
+    pairs of ``batch`` having as many features each, scored at once."""
+    job = batch[0][0]  # the trees of a batch share params, n_bins and penalty
+    args = (np.stack([n.hist for _, n in batch]),  # (n_nodes, k, 256, 3)
+            np.stack([n.features for _, n in batch]),  # (n_nodes, k)
+            np.stack([n.totals for _, n in batch]),  # (n_nodes, 3)
+            job.n_bins, job.penalty, job.params,
+            np.array([j.min_rows for j, _ in batch]))  # (n_nodes,) each tree's min_rows
+    best = best_splits_among(*args)
+    two_way = best if job.params.missing_split == "learn" else best_splits_among(*args, two_way=True)
+    return list(zip(best, two_way))
 
 
 def _partition(job, rows: np.ndarray, split: Split) -> list:
@@ -233,7 +383,20 @@ def _split_threshold(feature_thresholds: np.ndarray, bin_threshold: int) -> floa
 def grow_trees(binned, gradients, hessians, thresholds, params, samples, *,
                feature_cost=None) -> list:
     """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`grow_tree`),
-    all on the same ``feature_cost``."""
-    return [grow_tree(binned, gradients, hessians, thresholds, params, rows=rows, feature_mask=mask,
-                      feature_cost=feature_cost)
-            for rows, mask in samples]
+    all on the same ``feature_cost``.
+
+    **NumPy idiom for the loop over trees.** The trees grow side by side: each step
+    splits the next leaf of every tree still growing (each by its own best-first rule),
+    and the children of all of them are scored as one batch, the trees becoming the
+    node axis of the histograms and of the split search. Each tree is the one
+    :func:`grow_tree` grows alone.
+    """
+    growths = [_Growth(_checked_inputs(binned, gradients, hessians, thresholds, params, rows, mask,
+                                       feature_cost)) for rows, mask in samples]
+    growing = growths
+    while growing:
+        _score_children(growing)
+        for growth in growing:
+            growth.add_scored()
+        growing = [growth for growth in growing if growth.split_next()]
+    return [growth.tree() for growth in growths]
