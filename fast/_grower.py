@@ -42,7 +42,7 @@ NO_SPLIT = -1
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
          n_threads, all_counts, all_counts_known, feature, bin_threshold, left, right, missing,
-         value, gain, count, hessian_sum):
+         value, gain, count, hessian_sum, leaf_of_row):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
@@ -52,7 +52,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
     #     is cut, never the result); all_counts (d, 256), all_counts_known (1,): the root's
     #     counts when every row is in the tree (``build_into``), kept from tree to tree
-    # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0)
+    # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
+    #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
@@ -151,6 +152,11 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
                           feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
                           separate, scans, best)
+    if len(leaf_of_row) > 0:
+        for k in range(n_nodes):
+            if left[k] == NO_SPLIT:
+                for i in range(start[k], stop[k]):
+                    leaf_of_row[orders[buf[k]][i]] = k
     return n_nodes
 
 

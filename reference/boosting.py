@@ -11,7 +11,10 @@ Each round draws, from the run's one generator and in this order:
 1. the training units of the round (``sampling.subsample`` of queries or rows;
    nothing drawn when ``subsample == 1``);
 2. the feature subsets of the tree's nodes (``sampling.feature_masks``; nothing
-   drawn when ``feature_fraction == 1``).
+   drawn when ``feature_fraction == 1``);
+3. with ``quantized_gradients``, the stochastic rounding of the round's gradients,
+   then hessians (``_quantize.quantize_gradients``: one uniform per row of the
+   round each; none for constant hessians); nothing drawn when off.
 
 So the same seed gives the same model in both twins, on any number of threads.
 The loop itself is shared: :func:`run_boosting` takes an
@@ -31,6 +34,7 @@ from .engine import REFERENCE, Engine
 from .errors import ParameterError, TwinrankWarning
 from .model import Ensemble
 from .objectives import Loss
+from ._quantize import quantize_gradients
 from .params import BoostParams
 from .sampling import feature_masks, make_rng, subsample
 
@@ -104,8 +108,10 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         queries, rows = _round_sample(rng, train, params)
         loss.gradients(scores, queries, g, h)
         masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)
+        quantized = ({"quantized": quantize_gradients(rng, g, h, params.gradient_bits, rows)}
+                     if params.quantized_gradients else {})
         f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
-                             feature_cost=None if costs is None else costs.current)
+                             feature_cost=None if costs is None else costs.current, **quantized)
         if f.n_nodes == 1:  # no split improves the loss: every further round would add a constant
             if not trees:
                 alone = "its prior model" if init_model is not None else "its constant starting score"

@@ -60,6 +60,11 @@ class LambdaMART(BoostedRanker):
         training set ("OC", Wu, Burges, Svore & Gao 2010, Sec. 5.6) instead of shrinking its
         Newton leaves by ``learning_rate``; each alpha is the tree's weight in the model and
         ``history_["alpha"]``. See :class:`~twinrank.reference.params.BoostParams`.
+    quantized_gradients, gradient_bits : quantized training (Shi et al. 2022; LightGBM's
+        ``use_quantized_grad``): each round's gradients and hessians rounded stochastically to
+        ``gradient_bits`` bits (drawn from ``seed``), splits chosen on integer histograms, leaf
+        values refit from the true gradients; both twins grow the same trees
+        (:class:`~twinrank.reference.params.BoostParams`).
     early_stopping_rounds : patience on the first ``eval_set``; the best model is kept.
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
@@ -88,6 +93,8 @@ class LambdaMART(BoostedRanker):
                  metric=BoostParams.metric, convention=BoostParams.convention,
                  eval_train=BoostParams.eval_train, step=BoostParams.step, step_range=BoostParams.step_range,
                  step_on=BoostParams.step_on,
+                 quantized_gradients=BoostParams.quantized_gradients,
+                 gradient_bits=BoostParams.gradient_bits,
                  early_stopping_rounds=BoostParams.early_stopping_rounds,
                  overfit_tolerance=BoostParams.overfit_tolerance,
                  overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,

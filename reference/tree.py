@@ -98,6 +98,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._histogram import build_histogram
+from ._quantize import QuantizedGradients, checked_quantized, integer_job, quantize_gradients, refit
 from ._split import GAIN_TIE_RTOL, Split, _score, find_best_split, tie_floor
 from ._tree_checks import _checked_inputs
 from .constants import COUNT, G, H, MISSING_BIN
@@ -105,11 +106,11 @@ from .model import LEAF, Tree
 from .params import TreeParams
 
 __all__ = ["GAIN_TIE_RTOL", "grow_tree", "build_histogram", "Split", "find_best_split", "tie_floor",
-           "grow_trees"]
+           "grow_trees", "QuantizedGradients", "quantize_gradients"]
 
 
 def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
-              feature_mask=None, feature_cost=None) -> Tree:
+              feature_mask=None, feature_cost=None, quantized=None) -> Tree:
     """Grow one regression tree on ``binned[rows]`` (the rules of the module docstring).
 
     Parameters
@@ -123,6 +124,9 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
         allowed at node ``i`` (``sampling.feature_masks``). Default all True.
     feature_cost : float64 array (n_features,), the effective cost $c_f$ of each
         feature (zero for features already paid for). Default zeros.
+    quantized : QuantizedGradients, optional (``quantize_gradients``); the splits are then
+        chosen on its integer gradients and the values refit from ``gradients`` and
+        ``hessians`` (quantized training, :mod:`~twinrank.reference._quantize`).
 
     Returns
     -------
@@ -133,6 +137,21 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                          feature_cost)
+    if quantized is None:
+        return _as_tree(_grow(job), job.thresholds)
+    on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
+    nodes = _grow(on_integers)
+    leaf_of_row = np.zeros(len(job.gradients), dtype=np.int64)  # (n_rows,) the leaf of each row
+    for k, node in enumerate(nodes):
+        if node.rows is not None:
+            leaf_of_row[node.rows] = k
+    return refit(_as_tree(nodes, job.thresholds), leaf_of_row, job.rows, job.gradients, job.hessians,
+                 params.lambda_l2, on_integers.gain_factor)
+
+
+def _grow(job) -> list:
+    """The nodes of the tree of ``job`` (leaves keep their rows)."""
+    params = job.params
     nodes = [_node(job, job.rows, depth=0)]
     best = {0: _best_splits_of(job, nodes[0], node_id=0)}  # leaf id -> (best, best two-way) or None
     n_leaves = 1
@@ -152,7 +171,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
             for child in parent.children:
                 best[child] = _best_splits_of(job, nodes[child], node_id=child)
     assert len(nodes) <= len(job.feature_mask)  # 2 * max_leaves - 1 rows of feature_mask suffice
-    return _as_tree(nodes, job.thresholds)
+    return nodes
 
 
 def _best_leaf(ready: dict, nodes: list, l2: float) -> int:
