@@ -139,16 +139,16 @@ class BoostParams:
     step_on : {"valid", "train"}
         The data the optimal step is chosen on: the first ``eval_set`` (as in the paper) or the training set.
     quantized_gradients : bool
-        Quantized training (Shi et al. 2022; LightGBM's ``use_quantized_grad``): each round's
-        gradients and hessians are rounded stochastically to ``gradient_bits`` bits, the
-        tree's splits are chosen on integer histograms, and its leaf values are refit from
-        the true gradients (:mod:`~twinrank.reference._quantize`). Both twins grow the same
-        trees. Off by default.
+        Grow each tree on the round's gradients and hessians rounded stochastically to
+        ``gradient_bits`` bits, with integer histograms, and refit its leaf values from the true
+        gradients; off by default. This is quantized training (Shi, Ke and others, NeurIPS 2022;
+        LightGBM's ``use_quantized_grad``; :mod:`~twinrank.reference._quantize`); both twins grow
+        the same trees.
     gradient_bits : int
-        Bits $b$ of a quantized gradient, 2 to 8: gradients take the $2^b - 1$ values
-        $-(2^{b-1}-1) \dots 2^{b-1}-1$ times a scale, hessians $0 \dots 2^b - 1$. The default 4
-        ($\pm 7$, $0 \dots 15$) is finer than LightGBM's default ``num_grad_quant_bins=4``
-        ($\pm 2$, $0 \dots 4$).
+        Bits b of a quantized gradient, 2 to 8: gradients are integers in
+        [-(2^(b-1) - 1), 2^(b-1) - 1] times a scale, hessians integers in [0, 2^b - 1]. The
+        default 4 (gradients -7..7, hessians 0..15) is finer than LightGBM's default
+        ``num_grad_quant_bins=4`` (-2..2, 0..4).
     """
 
     n_trees: int = 100
