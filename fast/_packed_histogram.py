@@ -1,20 +1,20 @@
 r"""Integer histograms of quantized training (``reference/_quantize.py``): one int64 add per row and feature.
 
 With quantized gradients every row carries small integers $\tilde g \in [-(2^{b-1}-1), 2^{b-1}-1]$,
-$\tilde h \in [0, 2^b - 1]$ and a count of 1. They are packed into one int64 (LightGBM packs
-its int8 pairs into int16/int32 the same way)::
+$\tilde h \in [0, 2^b - 1]$ and a count of 1. For a node of $m$ rows they are packed into one
+int64 (LightGBM packs its int8 pairs into int16/int32 words the same way)::
 
-    p = g * 2**42 + h * 2**21 + 1        bits 42..63: G (signed), 21..41: H, 0..20: count
+    p = g * 2**(c + k) + h * 2**c + 1      bits 0..c-1: count, c..c+k-1: H, c+k..63: G (signed)
 
-and a histogram slot is the plain int64 sum of its rows' ``p``: one add instead of three
-float adds, 8 bytes per slot instead of 24. The sum is exact (two's complement) and splits
-back into ``(G, H, count)`` as long as no field overflows: ``count < 2**21``,
-``H < 2**21``, ``|G| < 2**21``, i.e. a node of at most :func:`max_packed_rows` rows; larger
-nodes (a root of many rows) use the float64 kernels of ``_histogram`` on the same
-integers, also exact. Either way the node's histogram is the exact integer sums, so the
-tree does not depend on which kernel built it, nor on the thread count.
+with $c$ = the bit length of $m$ and $k$ that of $m (2^b - 1)$, so no sum of the node's rows
+overflows its field, and a histogram slot is the plain int64 sum of its rows' ``p``: one add
+instead of three float adds, 8 bytes per slot instead of 24. The sum is exact (two's
+complement) and splits back into ``(G, H, count)``. A node too large for the three fields in
+64 bits (:func:`packed_layout`; at 4 bits, beyond about 260,000 rows) uses the float64 kernels of
+``_histogram`` on the same integers, also exact. Either way the node's histogram is the exact
+integer sums, so the tree does not depend on which kernel built it, nor on the thread count.
 
-    gather      prange over rows       pk[i] = packed[order[i]]                  O(n_node)
+    gather      prange over rows       pk[i] = packed (g, h, 1) of row order[i]  O(n_node)
     accumulate  prange over tasks      each task sums its own range of features   O(n_node * d)
     unpack      per task               (G, H, count) as float64 into hist         O(d * 256)
 """
@@ -27,66 +27,76 @@ from twinrank.reference.constants import N_SLOTS
 
 from ._histogram import GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SLOT_SIZE, SPARSE_RATIO
 
-FIELD_BITS = 21
-_FIELD = np.int64((1 << FIELD_BITS) - 1)
-_H_SHIFT, _G_SHIFT = np.int64(FIELD_BITS), np.int64(2 * FIELD_BITS)
 
-
-def pack(gradients: np.ndarray, hessians: np.ndarray) -> np.ndarray:
-    """``g * 2**42 + h * 2**21 + 1`` per row (int64), from the integer gradients and hessians."""
-    return ((gradients.astype(np.int64) << _G_SHIFT) + (hessians.astype(np.int64) << _H_SHIFT)
-            + np.int64(1))
-
-
-def max_packed_rows(bits: int) -> int:
-    """The most rows whose packed sum cannot overflow a field: every ``|g| <= 2**(b-1) - 1``,
-    ``h <= 2**b - 1``, so ``m * (2**b - 1) < 2**21`` keeps every field in range."""
-    return ((1 << FIELD_BITS) - 1) // ((1 << bits) - 1)
+@njit(cache=True)
+def _bit_length(x):
+    n = 0
+    while x > 0:
+        x >>= 1
+        n += 1
+    return n
 
 
 @njit(cache=True)
-def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, order, start, stop, pk, n_threads,
-                      parent, subtract):
-    """Overwrite ``hist`` with the exact sums over ``order[start:stop]``, summed packed;
-    if ``subtract``, also ``parent -= hist``.
+def packed_layout(m, g_levels, h_levels):
+    """``(c, k)``, the count and hessian field widths of a node of ``m`` rows, or ``(-1, -1)`` when
+    G (``|G| <= m * g_levels``, signed) does not fit in the remaining ``64 - c - k`` bits."""
+    c = _bit_length(m)
+    k = _bit_length(m * h_levels)
+    if 64 - c - k < _bit_length(m * g_levels) + 1:
+        return -1, -1
+    return c, k
+
+
+@njit(cache=True)
+def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, c, k, order, start, stop, pk,
+                      n_threads, parent, subtract):
+    """Overwrite ``hist`` with the exact sums over ``order[start:stop]``, summed packed in the
+    layout ``(c, k)`` (:func:`packed_layout`); if ``subtract``, also ``parent -= hist``.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
-    #     packed (n_rows,) int64 (:func:`pack`); order (m,) row ids, at most max_packed_rows
+    #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
     # OUT hist (d, 256, 3) float64; parent (d, 256, 3) if subtract
     # BUF ihist (d, 256) int64; pk (m,) int64, positions [start, stop) overwritten
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
-    in_order = stop - start == len(packed)
+    in_order = stop - start == len(g_int)
     if in_order:
-        for i in range(len(packed)):
+        for i in range(len(g_int)):
             if order[start + i] != i:
                 in_order = False
                 break
+    c, k = np.int64(c), np.int64(k)
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
-            pk[i] = packed[order[i]]
+            pk[i] = _pack(g_int, h_int, order[i], c, k)
         _packed_task(np.int64(0), np.int64(1), hist, ihist, bin_columns, bin_rows, sparse, in_order,
-                     order, start, stop, pk, parent, subtract)
+                     order, start, stop, pk, c, k, parent, subtract)
     else:
-        _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, packed, order, start,
-                         stop, pk, n_tasks, parent, subtract)
+        _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int, c, k, order,
+                         start, stop, pk, n_tasks, parent, subtract)
+
+
+@njit(cache=True, inline='always')
+def _pack(g_int, h_int, row, c, k):
+    return (np.int64(g_int[row]) << (c + k)) + (np.int64(h_int[row]) << c) + np.int64(1)
 
 
 @njit(parallel=True, cache=True)
-def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, packed, order, start, stop,
-                     pk, n_tasks, parent, subtract):
+def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int, c, k, order,
+                     start, stop, pk, n_tasks, parent, subtract):
     for i in prange(start, stop):
-        pk[i] = packed[order[i]]
+        pk[i] = _pack(g_int, h_int, order[i], c, k)
     for task in prange(n_tasks):
         _packed_task(np.int64(task), n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order,
-                     order, start, stop, pk, parent, subtract)
+                     order, start, stop, pk, c, k, parent, subtract)
 
 
 @njit(cache=True)
 def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order, order, start,
-                 stop, pk, parent, subtract):
+                 stop, pk, c, k, parent, subtract):
     """One task's features ``[first, last)``: zero, sum packed, unpack, subtract from the parent."""
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
@@ -96,12 +106,13 @@ def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_o
         _rows_packed(iflat, bin_rows, order, pk, start, stop, first, last)
     else:
         _columns_packed(iflat, bin_columns, in_order, order, pk, start, stop, first, last)
+    count_mask, h_mask = (np.int64(1) << c) - 1, (np.int64(1) << k) - 1
     for f in range(first, last):
         for b in range(N_SLOTS):
             s = ihist[f, b]
-            hist[f, b, 0] = np.float64(s >> _G_SHIFT)  # arithmetic shift: the signed G
-            hist[f, b, 1] = np.float64((s >> _H_SHIFT) & _FIELD)
-            hist[f, b, 2] = np.float64(s & _FIELD)
+            hist[f, b, 0] = np.float64(s >> (c + k))  # arithmetic shift: the signed G
+            hist[f, b, 1] = np.float64((s >> c) & h_mask)
+            hist[f, b, 2] = np.float64(s & count_mask)
     if subtract:
         flat = hist.reshape(hist.size)
         parent_flat = parent.reshape(parent.size)

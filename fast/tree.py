@@ -27,7 +27,6 @@ from twinrank.reference.params import TreeParams
 from twinrank.reference.tree import _split_threshold
 
 from . import _grower
-from ._packed_histogram import max_packed_rows, pack
 from ._grower import grow
 from ._threads import threads
 from ._layout import bin_layouts, root_counts
@@ -54,21 +53,22 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)
     if quantized is None:
-        return _grow(job, np.empty(0, dtype=np.int32), _NOT_PACKED, 0)
+        return _grow(job, np.empty(0, dtype=np.int32), _NO_INTEGERS, _NO_INTEGERS.view(np.uint8), 0, 0)
     on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
     leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
-    tree = _grow(on_integers, leaf_of_row, pack(quantized.gradients, quantized.hessians),
-                 max_packed_rows(quantized.bits))
+    tree = _grow(on_integers, leaf_of_row, quantized.gradients.astype(np.int8, copy=False),
+                 quantized.hessians.astype(np.uint8, copy=False), 2 ** (quantized.bits - 1) - 1,
+                 2 ** quantized.bits - 1)
     return refit(tree, leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
                  on_integers.gain_factor)
 
 
-_NOT_PACKED = np.empty(0, dtype=np.int64)
+_NO_INTEGERS = np.empty(0, dtype=np.int8)
 
 
-def _grow(job, leaf_of_row, packed, max_packed) -> Tree:
+def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
     """The tree of ``job`` (``_checked_inputs``); fills ``leaf_of_row`` unless it is empty; sums
-    nodes of at most ``max_packed`` rows from ``packed`` (``_packed_histogram``) unless it is empty."""
+    the nodes it can packed from ``g_int``, ``h_int`` (``_packed_histogram``) unless they are empty."""
     params = job.params
     n_nodes_max = params.max_nodes
     nodes = _leaf_arrays(n_nodes_max)
@@ -80,7 +80,7 @@ def _grow(job, leaf_of_row, packed, max_packed) -> Tree:
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *root_counts(job.binned), *nodes.values(), leaf_of_row, packed, max_packed)
+        *root_counts(job.binned), *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
