@@ -87,6 +87,14 @@ two-way candidates only (those of ``"learn"`` mode) for that last split. A tree
 of ``L`` leaves made by ``s`` three-way splits has ``2 L - 1 - s <= 2 * max_leaves - 1``
 nodes.
 
+**Quantized gradients.** With ``quantized`` (a ``QuantizedGradients`` of
+``quantize_gradients``) the same rules run on the integers $\tilde g, \tilde h$
+(sums exact in any order, so both twins grow the same tree bit for bit), with
+$\lambda_2$, ``min_hessian_in_leaf``, ``min_gain_to_split`` and the penalties
+rescaled so that gains are those of the scaled sums $s_g G$, $s_h H$; the
+values and hessian sums are then refit from the true ``gradients`` and
+``hessians`` (:mod:`~twinrank.reference._quantize`).
+
 **Modules.** The grower is written here; it calls ``_histogram.build_histogram``, and
 ``_split.find_best_split`` with the tie rule above; ``_tree_checks`` checks its arguments
 for both twins. Every public name is importable from this module.
