@@ -31,7 +31,7 @@ from numba import njit
 from twinrank.reference.binning import MISSING_BIN
 
 from ._histogram import N_SLOTS, build_into, constant_hessian
-from ._packed_histogram import build_packed_into, packed_layout
+from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import PARTITION_BLOCK, partition
 from ._split import best_split, left_stats, score
 
@@ -43,7 +43,8 @@ NO_SPLIT = -1
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
          n_threads, all_counts, all_counts_known, feature, bin_threshold, left, right, missing,
-         value, gain, count, hessian_sum, leaf_of_row, g_int, h_int, g_levels, h_levels):
+         value, gain, count, hessian_sum, leaf_of_row, g_int, h_int, g_levels, h_levels,
+         max_chunk):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
@@ -56,8 +57,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
     # IN  g_int (n_rows,) int8, h_int (n_rows,) uint8, or both (0,): quantized training's integers
-    #     (at most g_levels, h_levels in size); nodes they fit into an int64 for are summed packed
-    #     (``_packed_histogram``), the others by ``build_into`` on ``gradients`` (the same integers)
+    #     (at most g_levels, h_levels in size), then every histogram is summed packed
+    #     (``_packed_histogram``), at most max_chunk rows at a time
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
@@ -85,7 +86,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_packed = m if len(g_int) > 0 else 0
     pk = np.empty(n_packed, dtype=np.int64)  # (m,) gathered packed integers of a node
     ihist = np.empty((n_features if n_packed else 0, N_SLOTS), dtype=np.int64)
-    packing = (g_int, h_int, np.int64(g_levels), np.int64(h_levels), ihist, pk)
+    packing = (g_int, h_int, np.int64(g_levels), np.int64(h_levels), np.int64(max_chunk), ihist, pk)
 
     root = np.int64(0)
     g_root = h_root = 0.0
@@ -211,13 +212,12 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 @njit(cache=True, inline='always')
 def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
            is_const, h0, n_threads, parent, subtract, all_counts, all_counts_known):
-    """``build_into``, or ``build_packed_into`` for a node small enough to sum packed (the same
-    exact integer sums either way)."""
-    g_int, h_int, g_levels, h_levels, ihist, pk = packing
-    c, k = packed_layout(stop - start, g_levels, h_levels) if len(g_int) > 0 else (-1, -1)
-    if c >= 0:
-        build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, c, k, order, start, stop,
-                          pk, n_threads, parent, subtract)
+    """``build_packed_into`` with quantized integers, else ``build_into``."""
+    g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
+    if len(g_int) > 0:
+        chunk, c, k = packed_chunk(stop - start, g_levels, h_levels, max_chunk)
+        build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
+                          stop, pk, n_threads, parent, subtract)
     else:
         build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
                    is_const, h0, n_threads, parent, subtract, all_counts, all_counts_known)

@@ -10,9 +10,10 @@ with $c$ = the bit length of $m$ and $k$ that of $m (2^b - 1)$, so no sum of the
 overflows its field, and a histogram slot is the plain int64 sum of its rows' ``p``: one add
 instead of three float adds, 8 bytes per slot instead of 24. The sum is exact (two's
 complement) and splits back into ``(G, H, count)``. A node too large for the three fields in
-64 bits (:func:`packed_layout`; at 4 bits, beyond about 260,000 rows) uses the float64 kernels of
-``_histogram`` on the same integers, also exact. Either way the node's histogram is the exact
-integer sums, so the tree does not depend on which kernel built it, nor on the thread count.
+64 bits (:func:`packed_layout`; at 4 bits, beyond about 260,000 rows) is summed in chunks of rows
+that fit (:func:`packed_chunk`), each chunk's sums unpacked and added into the float64
+histogram (exact: integers below 2**53). Either way the node's histogram is the exact integer
+sums, so the tree does not depend on how it was cut, nor on the thread count.
 
     gather      prange over rows       pk[i] = packed (g, h, 1) of row order[i]  O(n_node)
     accumulate  prange over tasks      each task sums its own range of features   O(n_node * d)
@@ -49,10 +50,23 @@ def packed_layout(m, g_levels, h_levels):
 
 
 @njit(cache=True)
-def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, c, k, order, start, stop, pk,
-                      n_threads, parent, subtract):
+def packed_chunk(m, g_levels, h_levels, max_chunk):
+    """``(chunk, c, k)``: the rows per chunk (at most ``max_chunk``, halving ``m`` until it fits)
+    and its :func:`packed_layout`."""
+    chunk = min(m, max_chunk)
+    c, k = packed_layout(chunk, g_levels, h_levels)
+    while c < 0:
+        chunk = (chunk + 1) // 2
+        c, k = packed_layout(chunk, g_levels, h_levels)
+    return chunk, c, k
+
+
+@njit(cache=True)
+def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start, stop,
+                      pk, n_threads, parent, subtract):
     """Overwrite ``hist`` with the exact sums over ``order[start:stop]``, summed packed in the
-    layout ``(c, k)`` (:func:`packed_layout`); if ``subtract``, also ``parent -= hist``.
+    layout ``(c, k)`` (:func:`packed_layout`), ``chunk`` rows at a time; if ``subtract``, also
+    ``parent -= hist``.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
     #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
@@ -73,10 +87,10 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, c, k, or
         for i in range(start, stop):
             pk[i] = _pack(g_int, h_int, order[i], c, k)
         _packed_task(np.int64(0), np.int64(1), hist, ihist, bin_columns, bin_rows, sparse, in_order,
-                     order, start, stop, pk, c, k, parent, subtract)
+                     order, start, stop, pk, np.int64(chunk), c, k, parent, subtract)
     else:
-        _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int, c, k, order,
-                         start, stop, pk, n_tasks, parent, subtract)
+        _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int,
+                         np.int64(chunk), c, k, order, start, stop, pk, n_tasks, parent, subtract)
 
 
 @njit(cache=True, inline='always')
@@ -85,34 +99,38 @@ def _pack(g_int, h_int, row, c, k):
 
 
 @njit(parallel=True, cache=True)
-def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int, c, k, order,
-                     start, stop, pk, n_tasks, parent, subtract):
+def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int, chunk, c, k,
+                     order, start, stop, pk, n_tasks, parent, subtract):
     for i in prange(start, stop):
         pk[i] = _pack(g_int, h_int, order[i], c, k)
     for task in prange(n_tasks):
         _packed_task(np.int64(task), n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order,
-                     order, start, stop, pk, c, k, parent, subtract)
+                     order, start, stop, pk, chunk, c, k, parent, subtract)
 
 
 @njit(cache=True)
 def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order, order, start,
-                 stop, pk, c, k, parent, subtract):
-    """One task's features ``[first, last)``: zero, sum packed, unpack, subtract from the parent."""
+                 stop, pk, chunk, c, k, parent, subtract):
+    """One task's features ``[first, last)``: per chunk of rows, zero, sum packed, unpack and add;
+    then subtract from the parent."""
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
-    ihist[first:last] = 0
+    hist[first:last] = 0.0
     iflat = ihist.reshape(ihist.size)  # (d * 256,) feature f at f * 256
-    if sparse:
-        _rows_packed(iflat, bin_rows, order, pk, start, stop, first, last)
-    else:
-        _columns_packed(iflat, bin_columns, in_order, order, pk, start, stop, first, last)
     count_mask, h_mask = (np.int64(1) << c) - 1, (np.int64(1) << k) - 1
-    for f in range(first, last):
-        for b in range(N_SLOTS):
-            s = ihist[f, b]
-            hist[f, b, 0] = np.float64(s >> (c + k))  # arithmetic shift: the signed G
-            hist[f, b, 1] = np.float64((s >> c) & h_mask)
-            hist[f, b, 2] = np.float64(s & count_mask)
+    for chunk_start in range(start, stop, chunk):
+        chunk_stop = min(stop, chunk_start + chunk)
+        ihist[first:last] = 0
+        if sparse:
+            _rows_packed(iflat, bin_rows, order, pk, chunk_start, chunk_stop, first, last)
+        else:
+            _columns_packed(iflat, bin_columns, in_order, order, pk, chunk_start, chunk_stop, first, last)
+        for f in range(first, last):
+            for b in range(N_SLOTS):
+                s = ihist[f, b]
+                hist[f, b, 0] += np.float64(s >> (c + k))  # arithmetic shift: the signed G
+                hist[f, b, 1] += np.float64((s >> c) & h_mask)
+                hist[f, b, 2] += np.float64(s & count_mask)
     if subtract:
         flat = hist.reshape(hist.size)
         parent_flat = parent.reshape(parent.size)

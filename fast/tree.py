@@ -64,6 +64,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
 
 
 _NO_INTEGERS = np.empty(0, dtype=np.int8)
+PACKED_CHUNK_ROWS = 1 << 40  # rows per packed chunk at most (tests make it small to cut every node)
 
 
 def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
@@ -80,7 +81,8 @@ def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *root_counts(job.binned), *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels)
+        *root_counts(job.binned), *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels,
+        PACKED_CHUNK_ROWS)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)

@@ -146,8 +146,12 @@ def test_quantized_lambdamart_on_mq2008_same_trees_in_both_twins(mq2008):
     assert not all(x.equals(y) for x, y in zip(exact.model_.trees, b.model_.trees))
 
 
-def test_mq2008_lambdas_quantized_grow_the_same_tree_bit_for_bit(mq2008):
-    """Real data (exact ties between MQ2008 features) on the same lambdas: every bit of the tree."""
+@pytest.mark.parametrize("chunk_rows", [None, 1000, 37], ids=["whole nodes", "chunks of 1000", "chunks of 37"])
+def test_mq2008_lambdas_quantized_grow_the_same_tree_bit_for_bit(mq2008, chunk_rows, monkeypatch):
+    """Real data (exact ties between MQ2008 features) on the same lambdas: every bit of the tree,
+    also when the fast twin sums every node in packed chunks (as it does nodes too large to pack)."""
+    if chunk_rows is not None:
+        monkeypatch.setattr(fast, "PACKED_CHUNK_ROWS", chunk_rows)
     train = mq2008[0]
     loss = reference_twin.objectives.LambdaRank(train.y, train.query_offsets, metric="ndcg", k=10)
     rng = np.random.default_rng(11)
