@@ -33,6 +33,8 @@ PARAMETER_MAP = (  # (setting, twinrank.fast LambdaMART, LightGBM lambdarank, XG
     ("lambda normalisation", "normalize=False", "lambdarank_norm=False",
      "lambdarank_normalization=False, lambdarank_score_normalization=False"),
     ("threads", "n_threads", "num_threads", "nthread"),
+    ("quantized training", "quantized_gradients=True, gradient_bits=b",
+     "use_quantized_grad=true, num_grad_quant_bins=4, quant_train_renew_leaf=true", "none"),
 )
 
 
@@ -46,6 +48,8 @@ class Settings:
     truncation: int | None = 30
     threads: int = 2
     seed: int = 0
+    quantized: bool = False  # quantized training: twinrank quantized_gradients, LightGBM use_quantized_grad
+    gradient_bits: int = 4  # twinrank's bits; LightGBM runs num_grad_quant_bins=4 (its default) whatever this is
 
     def pairs_depth(self, data) -> int:
         """T for the peers: the truncation, or the largest query (all pairs)."""
@@ -72,7 +76,8 @@ class Twinrank:
         s = self.s
         est = self.LambdaMART(n_trees=n_trees, learning_rate=s.learning_rate, max_leaves=s.leaves,
                               min_samples_leaf=s.min_leaf, max_bins=s.bins, truncation=s.truncation,
-                              normalize=False, target="ndcg", metric="ndcg@10", n_threads=s.threads, seed=s.seed)
+                              normalize=False, target="ndcg", metric="ndcg@10", n_threads=s.threads, seed=s.seed,
+                              quantized_gradients=s.quantized, gradient_bits=s.gradient_bits)
         return est.fit(data, callback=None if on_round is None else lambda i, record: on_round())
 
     def predict(self, model, X):
@@ -96,7 +101,9 @@ class LightGBM:
                     learning_rate=s.learning_rate, min_data_in_leaf=s.min_leaf,
                     min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0,
                     lambdarank_truncation_level=s.pairs_depth(data), lambdarank_norm=False,
-                    num_threads=s.threads, seed=s.seed, verbose=-1, metric="none")
+                    num_threads=s.threads, seed=s.seed, verbose=-1, metric="none",
+                    **(dict(use_quantized_grad=True, num_grad_quant_bins=4, quant_train_renew_leaf=True,
+                            stochastic_rounding=True) if s.quantized else {}))
 
     def bin(self, data):
         """``Dataset.construct()``: bin edges (from a 200k-row sample) and the binned columns."""

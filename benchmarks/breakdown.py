@@ -112,7 +112,8 @@ def profile_fit(train, settings: Settings, *, eval_train: bool = False, sample_e
     est = TimedLambdaMART(n_trees=settings.trees, learning_rate=settings.learning_rate, max_leaves=settings.leaves,
                           min_samples_leaf=settings.min_leaf, max_bins=settings.bins, truncation=settings.truncation,
                           target="ndcg", metric="ndcg@10", eval_train=eval_train, n_threads=settings.threads,
-                          seed=settings.seed)
+                          seed=settings.seed, quantized_gradients=settings.quantized,
+                          gradient_bits=settings.gradient_bits)
     model = est.fit(train).model_
     total = boost_seconds[0] - sum(checks.seconds.values())
     return _summary(watch, checks, total, model.n_trees, train, eval_train)
@@ -169,12 +170,15 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--truncation", type=lambda v: None if v == "none" else int(v), default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quantized-bits", type=int, metavar="B",
+                        help="quantized training with gradient_bits=B (benchmarks/quantized.py)")
     parser.add_argument("--eval-train", action="store_true",
                         help="fit with eval_train=True and time the training-set metric too")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     args = parser.parse_args(argv)
     settings = Settings(trees=args.trees, leaves=args.leaves, threads=args.threads,
-                        truncation=args.truncation, seed=args.seed)
+                        truncation=args.truncation, seed=args.seed,
+                        **({"quantized": True, "gradient_bits": args.quantized_bits} if args.quantized_bits else {}))
     train = load(args.data, "train") if args.data else generate(args.queries, seed=args.seed)
     warm_up_s = warm_up(settings, eval_train=args.eval_train)
     result = {**profile_fit(train, settings, eval_train=args.eval_train), "warmup_s": warm_up_s}

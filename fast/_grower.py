@@ -31,6 +31,7 @@ from numba import njit
 from twinrank.reference.binning import MISSING_BIN
 
 from ._histogram import N_SLOTS, build_into, constant_hessian
+from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import PARTITION_BLOCK, partition
 from ._split import best_split, left_stats, score
 
@@ -42,7 +43,8 @@ NO_SPLIT = -1
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
          n_threads, all_counts, all_counts_known, feature, bin_threshold, left, right, missing,
-         value, gain, count, hessian_sum):
+         value, gain, count, hessian_sum, leaf_of_row, g_int, h_int, g_levels, h_levels,
+         max_chunk):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
@@ -52,7 +54,11 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
     #     is cut, never the result); all_counts (d, 256), all_counts_known (1,): the root's
     #     counts when every row is in the tree (``build_into``), kept from tree to tree
-    # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0)
+    # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
+    #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
+    # IN  g_int (n_rows,) int8, h_int (n_rows,) uint8, or both (0,): quantized training's integers
+    #     (at most g_levels, h_levels in size), then every histogram is summed packed
+    #     (``_packed_histogram``), at most max_chunk rows at a time
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
@@ -77,6 +83,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     best_side = np.zeros((2, n_nodes_max), dtype=np.int64)
     best = (best_gain, best_feature, best_bin, best_side)
     is_const, h0 = constant_hessian(hessians, rows)
+    n_packed = m if len(g_int) > 0 else 0
+    pk = np.empty(n_packed, dtype=np.int64)  # (m,) gathered packed integers of a node
+    ihist = np.empty((n_features if n_packed else 0, N_SLOTS), dtype=np.int64)
+    packing = (g_int, h_int, np.int64(g_levels), np.int64(h_levels), np.int64(max_chunk), ihist, pk)
 
     root = np.int64(0)
     g_root = h_root = 0.0
@@ -88,7 +98,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
-        build_into(hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root, m,
+        _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root, m,
                    gh, is_const, h0, n_threads, hist[slot[root]], np.bool_(False), all_counts,
                    all_counts_known)
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
@@ -145,19 +155,25 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                           bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
                           max_depth, min_rows, gh, is_const, h0, n_threads, all_counts[:0],
-                          all_counts_known)
+                          all_counts_known, packing)
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
                           feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
                           separate, scans, best)
+    if len(leaf_of_row) > 0:
+        for k in range(n_nodes):
+            if left[k] == NO_SPLIT:
+                for i in range(start[k], stop[k]):
+                    leaf_of_row[orders[buf[k]][i]] = k
     return n_nodes
 
 
 @njit(cache=True, inline='always')
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                       bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                      max_depth, min_rows, gh, is_const, h0, n_threads, no_counts, no_counts_known):
+                      max_depth, min_rows, gh, is_const, h0, n_threads, no_counts, no_counts_known,
+                      packing):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
     The largest child (ties: the last) takes the parent's slot minus its siblings'
@@ -180,7 +196,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
             target, parent_free = parent_slot, False
         else:
             target = free_slots.pop()
-        build_into(hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
+        _build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
                    start[child], stop[child], gh, is_const, h0, n_threads, hist[parent_slot],
                    np.bool_(split_large), no_counts, no_counts_known)
         if split_child:
@@ -191,6 +207,20 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
         slot[large] = parent_slot
     elif parent_free:
         free_slots.append(parent_slot)
+
+
+@njit(cache=True, inline='always')
+def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
+           is_const, h0, n_threads, parent, subtract, all_counts, all_counts_known):
+    """``build_packed_into`` with quantized integers, else ``build_into``."""
+    g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
+    if len(g_int) > 0:
+        chunk, c, k = packed_chunk(stop - start, g_levels, h_levels, max_chunk)
+        build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
+                          stop, pk, n_threads, parent, subtract)
+    else:
+        build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
+                   is_const, h0, n_threads, parent, subtract, all_counts, all_counts_known)
 
 
 @njit(cache=True, inline='always')

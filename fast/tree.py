@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from twinrank.reference._quantize import (QuantizedGradients, checked_quantized, integer_job,
+                                          quantize_gradients, refit)
 from twinrank.reference._split import GAIN_TIE_RTOL, Split, tie_floor
 from twinrank.reference._tree_checks import _checked_inputs
 from twinrank.reference.constants import COUNT, LEAF, MISSING_BIN, N_SLOTS, G, H
@@ -32,21 +34,43 @@ from ._histogram import build_into, constant_hessian
 from ._split import best_split, left_stats
 
 __all__ = ["grow_tree", "grow_trees", "trees_at_once", "build_histogram", "find_best_split",
-           "tie_floor", "Split", "GAIN_TIE_RTOL", "N_SLOTS", "G", "H", "COUNT"]
+           "tie_floor", "Split", "GAIN_TIE_RTOL", "N_SLOTS", "G", "H", "COUNT", "QuantizedGradients",
+           "quantize_gradients"]
 
 _NO_DEPTH_LIMIT = 2**62
 
 
 def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
-              feature_mask=None, feature_cost=None) -> Tree:
+              feature_mask=None, feature_cost=None, quantized=None) -> Tree:
     """Numba-parallel twin of `twinrank.reference.tree.grow_tree`.
 
     Reads the bins in two layouts (``_layout``): pass the read-only Fortran-ordered
     bins of ``twinrank.fast.binning.apply_bins`` to have the row-major copy made once;
-    any other array is copied on every call.
+    any other array is copied on every call. With ``quantized`` the histograms are
+    sums of small integers (exact in any order), so the tree is the reference's bit
+    for bit, values included (both refit by the shared ``_quantize.refit``).
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)
+    if quantized is None:
+        return _grow(job, np.empty(0, dtype=np.int32), _NO_INTEGERS, _NO_INTEGERS.view(np.uint8), 0, 0)
+    on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
+    leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
+    tree = _grow(on_integers, leaf_of_row, quantized.gradients.astype(np.int8, copy=False),
+                 quantized.hessians.astype(np.uint8, copy=False), 2 ** (quantized.bits - 1) - 1,
+                 2 ** quantized.bits - 1)
+    return refit(tree, leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
+                 on_integers.gain_factor)
+
+
+_NO_INTEGERS = np.empty(0, dtype=np.int8)
+PACKED_CHUNK_ROWS = 1 << 40  # rows per packed chunk at most (tests make it small to cut every node)
+
+
+def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
+    """The tree of ``job`` (``_checked_inputs``); fills ``leaf_of_row`` unless it is empty; sums
+    the nodes it can packed from ``g_int``, ``h_int`` (``_packed_histogram``) unless they are empty."""
+    params = job.params
     n_nodes_max = params.max_nodes
     nodes = _leaf_arrays(n_nodes_max)
     n_nodes = grow(
@@ -57,10 +81,11 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *root_counts(job.binned), *nodes.values())
+        *root_counts(job.binned), *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels,
+        PACKED_CHUNK_ROWS)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
-    threshold = [0.0 if f == LEAF else _split_threshold(thresholds[f], b)
+    threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
                  for f, b in zip(nodes["feature"], nodes["bin_threshold"])]
     return Tree(threshold=threshold, **nodes)
 

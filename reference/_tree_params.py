@@ -145,6 +145,17 @@ class BoostParams:
         $k = 0$ rule is :mod:`~twinrank.reference.dropout`'s).
     schedule_rate : float in [0, 1]
         $r$ of the adaptive schedule (DART's drop rate; the paper's 1.5%).
+    quantized_gradients : bool
+        Grow each tree on the round's gradients and hessians rounded stochastically to
+        ``gradient_bits`` bits, with integer histograms, and refit its leaf values from the true
+        gradients; off by default. This is quantized training (Shi, Ke and others, NeurIPS 2022;
+        LightGBM's ``use_quantized_grad``; :mod:`~twinrank.reference._quantize`); both twins grow
+        the same trees.
+    gradient_bits : int
+        Bits b of a quantized gradient, 2 to 8: gradients are integers in
+        [-(2^(b-1) - 1), 2^(b-1) - 1] times a scale, hessians integers in [0, 2^b - 1]. The
+        default 4 (gradients -7..7, hessians 0..15) is finer than LightGBM's default
+        ``num_grad_quant_bins=4`` (-2..2, 0..4).
     """
 
     n_trees: int = 100
@@ -166,6 +177,8 @@ class BoostParams:
     step_on: str = "valid"
     learning_rate_schedule: str = "constant"
     schedule_rate: float = 0.015
+    quantized_gradients: bool = False
+    gradient_bits: int = 4
 
     def __post_init__(self):
         check_int("n_trees", self.n_trees, low=0)
@@ -201,6 +214,8 @@ class BoostParams:
             raise ParameterError("learning_rate_schedule must be 'constant' or 'adaptive', "
                                  f"got {self.learning_rate_schedule!r}")
         check_real("schedule_rate", self.schedule_rate, low=0.0, high=1.0)
+        check_bool("quantized_gradients", self.quantized_gradients)
+        check_int("gradient_bits", self.gradient_bits, low=2, high=8)  # _quantize.MIN_BITS, MAX_BITS
 
     def to_dict(self) -> dict:
         return asdict(self)

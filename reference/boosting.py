@@ -11,7 +11,10 @@ Each round draws, from the run's one generator and in this order:
 1. the training units of the round (``sampling.subsample`` of queries or rows;
    nothing drawn when ``subsample == 1``);
 2. the feature subsets of the tree's nodes (``sampling.feature_masks``; nothing
-   drawn when ``feature_fraction == 1``).
+   drawn when ``feature_fraction == 1``);
+3. with ``quantized_gradients``, the stochastic rounding of the round's gradients,
+   then hessians (``_quantize.quantize_gradients``: one uniform per row of the
+   round each; none for constant hessians); nothing drawn when off.
 
 So the same seed gives the same model in both twins, on any number of threads.
 The loop itself is shared: :func:`run_boosting` takes an
@@ -31,6 +34,7 @@ from .engine import REFERENCE, Engine
 from .errors import ParameterError, TwinrankWarning
 from .model import Ensemble
 from .objectives import Loss
+from ._quantize import quantize_gradients
 from .params import BoostParams
 from .sampling import feature_masks, make_rng, subsample
 
@@ -147,14 +151,17 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
                g, h, *, costs=None):
     """One round's tree at ``scores``, Newton leaf values not yet shrunk, and the round's rows (None: all).
 
-    Draws, in order: the round's sample, then the node feature subsets. Writes the
+    Draws, in order: the round's sample, the node feature subsets, then (with
+    ``quantized_gradients``) the stochastic rounding of gradients and hessians. Writes the
     round's gradients and hessians into ``g`` and ``h`` (``(n_rows,)`` float64).
     """
     queries, rows = _round_sample(rng, train, params)
     loss.gradients(scores, queries, g, h)
     masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)  # (max_nodes, n_features)
+    quantized = ({"quantized": quantize_gradients(rng, g, h, params.gradient_bits, rows)}
+                 if params.quantized_gradients else {})
     f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
-                         feature_cost=None if costs is None else costs.current)
+                         feature_cost=None if costs is None else costs.current, **quantized)
     return f, rows
 
 

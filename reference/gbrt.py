@@ -66,6 +66,11 @@ class GBRT(BoostedRanker):
     eval_train : record ``metric`` on the training set after every tree (``history_`` key
         ``"train:<metric>"``, also in the callback record); it costs one metric evaluation
         of the training set per tree, so it is off by default.
+    quantized_gradients, gradient_bits : quantized training (Shi et al. 2022; LightGBM's
+        ``use_quantized_grad``): each round's gradients and hessians rounded stochastically to
+        ``gradient_bits`` bits (drawn from ``seed``), splits chosen on integer histograms, leaf
+        values refit from the true gradients; both twins grow the same trees
+        (:class:`~twinrank.reference.params.BoostParams`).
     early_stopping_rounds : patience on the first ``eval_set`` (each run stops on its own).
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator); the boosting starts
@@ -99,6 +104,8 @@ class GBRT(BoostedRanker):
                  average_runs=AveragingParams.average_runs, max_bins=BoostParams.max_bins,
                  metric=BoostParams.metric, convention=BoostParams.convention,
                  eval_train=BoostParams.eval_train,
+                 quantized_gradients=BoostParams.quantized_gradients,
+                 gradient_bits=BoostParams.gradient_bits,
                  early_stopping_rounds=BoostParams.early_stopping_rounds,
                  overfit_tolerance=BoostParams.overfit_tolerance,
                  overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,

@@ -64,6 +64,11 @@ class LambdaMART(BoostedRanker):
         $\eta / (\lfloor r i \rfloor + \eta)$ ($\eta$ while $\lfloor r i \rfloor = 0$), $r$ =
         ``schedule_rate``: DART's normalisation without its dropout ("LambdaMART A.L.R.",
         the ablation of Lucchese et al. 2017; :mod:`~twinrank.reference.dart`).
+    quantized_gradients, gradient_bits : quantized training (Shi et al. 2022; LightGBM's
+        ``use_quantized_grad``): each round's gradients and hessians rounded stochastically to
+        ``gradient_bits`` bits (drawn from ``seed``), splits chosen on integer histograms, leaf
+        values refit from the true gradients; both twins grow the same trees
+        (:class:`~twinrank.reference.params.BoostParams`).
     early_stopping_rounds : patience on the first ``eval_set``; the best model is kept.
     overfit_tolerance, overfit_extra_trees : BL-MART's overfitting tolerance instead.
     init_model : prior model (path, Ensemble or fitted estimator): LambdaSMART.
@@ -93,6 +98,8 @@ class LambdaMART(BoostedRanker):
                  eval_train=BoostParams.eval_train, step=BoostParams.step, step_range=BoostParams.step_range,
                  step_on=BoostParams.step_on, learning_rate_schedule=BoostParams.learning_rate_schedule,
                  schedule_rate=BoostParams.schedule_rate,
+                 quantized_gradients=BoostParams.quantized_gradients,
+                 gradient_bits=BoostParams.gradient_bits,
                  early_stopping_rounds=BoostParams.early_stopping_rounds,
                  overfit_tolerance=BoostParams.overfit_tolerance,
                  overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,

@@ -106,6 +106,14 @@ histogram, and a node's histogram covers only the features it may split on.
 tree's loop cut into steps), the new leaves of every tree scored as one batch.
 Subtraction changes the last bits of the larger child's sums, never a split
 choice beyond the tie rule: the fast twin subtracts the same way.
+
+**Quantized gradients.** With ``quantized`` (a ``QuantizedGradients`` of
+``quantize_gradients``) the same rules run on the integers $\tilde g, \tilde h$
+(sums exact in any order, so both twins grow the same tree bit for bit), with
+$\lambda_2$, ``min_hessian_in_leaf``, ``min_gain_to_split`` and the penalties
+rescaled so that gains are those of the scaled sums $s_g G$, $s_h H$; the
+values and hessian sums are then refit from the true ``gradients`` and
+``hessians`` (:mod:`~twinrank.reference._quantize`).
 """
 from __future__ import annotations
 
@@ -114,6 +122,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._histogram import build_histogram, node_histograms
+from ._quantize import QuantizedGradients, checked_quantized, integer_job, quantize_gradients, refit
 from ._split import GAIN_TIE_RTOL, Split, _score, best_splits_among, find_best_split, tie_floor
 from ._tree_checks import _checked_inputs
 from .constants import COUNT, G, H, MISSING_BIN
@@ -121,11 +130,11 @@ from .model import LEAF, Tree
 from .params import TreeParams
 
 __all__ = ["GAIN_TIE_RTOL", "grow_tree", "build_histogram", "Split", "find_best_split", "tie_floor",
-           "grow_trees"]
+           "grow_trees", "QuantizedGradients", "quantize_gradients"]
 
 
 def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
-              feature_mask=None, feature_cost=None) -> Tree:
+              feature_mask=None, feature_cost=None, quantized=None) -> Tree:
     """Grow one regression tree on ``binned[rows]`` (the rules of the module docstring).
 
     Parameters
@@ -139,6 +148,9 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
         allowed at node ``i`` (``sampling.feature_masks``). Default all True.
     feature_cost : float64 array (n_features,), the effective cost $c_f$ of each
         feature (zero for features already paid for). Default zeros.
+    quantized : QuantizedGradients, optional (``quantize_gradients``); the splits are then
+        chosen on its integer gradients and the values refit from ``gradients`` and
+        ``hessians`` (quantized training, :mod:`~twinrank.reference._quantize`).
 
     Returns
     -------
@@ -147,8 +159,18 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     its would-be leaf value, its gain, ``threshold = thresholds[f][b]`` (``+inf`` for
     ``b = n_f - 1``) and ``bin_threshold = b``.
     """
-    return grow_trees(binned, gradients, hessians, thresholds, params, [(rows, feature_mask)],
-                      feature_cost=feature_cost)[0]
+    if quantized is None:
+        return grow_trees(binned, gradients, hessians, thresholds, params, [(rows, feature_mask)],
+                          feature_cost=feature_cost)[0]
+    job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask, feature_cost)
+    on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
+    growth = _grown([_Growth(on_integers)])[0]
+    leaf_of_row = np.zeros(len(job.gradients), dtype=np.int64)  # (n_rows,) the leaf of each row
+    for k, node in enumerate(growth.nodes):
+        if node.rows is not None:
+            leaf_of_row[node.rows] = k
+    return refit(growth.tree(), leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
+                 on_integers.gain_factor)
 
 
 class _Growth:
@@ -393,10 +415,15 @@ def grow_trees(binned, gradients, hessians, thresholds, params, samples, *,
     """
     growths = [_Growth(_checked_inputs(binned, gradients, hessians, thresholds, params, rows, mask,
                                        feature_cost)) for rows, mask in samples]
+    return [growth.tree() for growth in _grown(growths)]
+
+
+def _grown(growths: list) -> list:
+    """``growths`` grown side by side to the end (their leaves keep their rows)."""
     growing = growths
     while growing:
         _score_children(growing)
         for growth in growing:
             growth.add_scored()
         growing = [growth for growth in growing if growth.split_next()]
-    return [growth.tree() for growth in growths]
+    return growths

@@ -126,6 +126,23 @@ def _tree_inputs(max_leaves, **options):
     return inputs
 
 
+def _quantized_tree_inputs(max_leaves, bits):
+    """Rounded (not exactly representable) gradients and hessians, stochastically quantized
+    to ``bits`` bits: the twins must grow the same tree bit for bit, values included."""
+    plain = _tree_inputs(max_leaves, lambda_l2=0.5)
+
+    def inputs(data, rng):
+        base = plain(data, rng)
+        binned, _, _, thresholds, params = base.args
+        g = rng.standard_normal(data.n_rows) / 3.0  # (n_rows,) arbitrary float64
+        h = rng.random(data.n_rows) * 0.25
+        quantized = _reference("tree").quantize_gradients(rng, g, h, bits, base.kwargs["rows"])
+        return Inputs((binned, g, h, thresholds, params), {**base.kwargs, "quantized": quantized},
+                      note=f"{max_leaves} leaves, float gradients quantized to {bits} bits, bootstrap rows, "
+                           f"feature mask and costs")
+    return inputs
+
+
 def _tree_rows():
     return [
         Twin("build_histogram", "histograms", "tree", "build_histogram", "exact", _histogram_inputs,
@@ -142,6 +159,9 @@ def _tree_rows():
         Twin("grow_tree[separate, depth 4]", "one tree", "tree", "grow_tree", "exact",
              _tree_inputs(12, max_depth=4, missing_split="separate"), outputs=tree_parts,
              summary="a depth-limited tree with three-way missing-value splits"),
+        Twin("grow_tree[quantized]", "one tree", "tree", "grow_tree", "exact",
+             _quantized_tree_inputs(31, 4), outputs=tree_parts,
+             summary="a tree on 4-bit quantized gradients: integer histograms, leaves refit in float64"),
     ]
 
 

@@ -1,0 +1,198 @@
+r"""Quantized gradients (Shi et al., NeurIPS 2022; LightGBM 4's ``use_quantized_grad``), shared by both twins.
+
+With ``BoostParams.quantized_gradients`` each round's gradients and hessians are
+rounded, stochastically, to a few bits before the tree is grown:
+
+$$
+s_g = \frac{\max_i |g_i|}{2^{b-1} - 1}, \qquad
+\tilde g_i = \left\lfloor \frac{g_i}{s_g} + u_i \right\rfloor \in \{-(2^{b-1}-1), \dots, 2^{b-1}-1\},
+\qquad u_i \sim U[0, 1),
+$$
+
+and likewise $s_h = \max_i h_i / (2^b - 1)$, $\tilde h_i \in \{0, \dots, 2^b - 1\}$
+(``b = gradient_bits``). When every hessian of the round equals one value
+$h_0$ (squared error), $\tilde h_i = 1$ and $s_h = h_0$, exactly, and nothing is
+drawn for them. Stochastic rounding is unbiased (Shi et al. 2022, Sec. 3.2): with
+$x = g / s_g$ and $u$ uniform, $\lfloor x + u \rfloor$ is $\lceil x \rceil$ with
+probability $x - \lfloor x \rfloor$ and $\lfloor x \rfloor$ otherwise, so
+
+$$
+\mathbb{E}\big[\lfloor x + u \rfloor\big] = \lfloor x \rfloor + (x - \lfloor x \rfloor) = x,
+\qquad \mathbb{E}[\tilde g_i]\, s_g = g_i ,
+$$
+
+and the histogram sums $s_g \sum \tilde g_i$ are unbiased estimates of $\sum g_i$,
+whose rounding errors average out over a node's rows.
+
+**Draws.** From the run's one generator, after the round's other draws
+(:mod:`~twinrank.reference.boosting`): ``u_g = rng.random(m)``, then, unless the
+hessians are constant, ``u_h = rng.random(m)``, ``m = len(rows)``, value ``i`` for
+``rows[i]``. Turned off, nothing is drawn (the exact path's stream is unchanged).
+
+**Growing on integers.** The tree is grown on $\tilde g, \tilde h$: every histogram
+sum is a sum of small integers, exact in any order (both twins sum them in
+float64, where integers below $2^{53}$ are exact, and the fast twin in packed
+int64), so the twins grow the same tree bit for bit. A split's gain is the
+gain of the scaled sums, $\sum_{c} (s_g G_c)^2 / (s_h H_c + \lambda_2) - \dots$,
+which is the integer gain $\sum_c G_c^2 / (H_c + \lambda_2 / s_h) - \dots$ times
+$s_g^2 / s_h$: so the grower runs on the integers with $\lambda_2 / s_h$,
+``min_hessian_in_leaf`` $/ s_h$ and ``min_gain_to_split`` and the cost penalties
+times $s_h / s_g^2$ (:func:`integer_job`, the one place this is computed), and the
+tree's gains are multiplied back by $s_g^2 / s_h$.
+
+**Leaf values** are refit in full precision (LightGBM's ``quant_train_renew_leaf``;
+:func:`refit`): a leaf's $G$, $H$ are the float64 sums of the true $g_i$, $h_i$
+of its rows, added in the order of ``rows`` (``np.bincount``), an internal node's
+the sums of its children's (left, right, then a missing child), and
+$v = -G / (H + \lambda_2)$. Computed here once for both twins, so the values agree
+bit for bit too.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from ._param_checks import check_int
+from .constants import LEAF
+from .errors import ParameterError
+
+MIN_BITS, MAX_BITS = 2, 8  # gradient_bits: g in int8, h in uint8
+
+
+@dataclass(frozen=True)
+class QuantizedGradients:
+    r"""One round's integer gradients: $g_i \approx s_g \tilde g_i$, $h_i \approx s_h \tilde h_i$.
+
+    Attributes
+    ----------
+    gradients : int8 array (n_rows,), $\tilde g$ (0 for rows outside the round)
+    hessians : uint8 array (n_rows,), $\tilde h$
+    gradient_scale, hessian_scale : $s_g > 0$, $s_h > 0$
+    bits : ``gradient_bits``
+    """
+
+    gradients: np.ndarray
+    hessians: np.ndarray
+    gradient_scale: float
+    hessian_scale: float
+    bits: int
+
+
+def check_bits(bits) -> int:
+    """``gradient_bits`` must be an int in ``[MIN_BITS, MAX_BITS]``."""
+    check_int("gradient_bits", bits, low=MIN_BITS, high=MAX_BITS)
+    return int(bits)
+
+
+def quantize_gradients(rng: np.random.Generator, gradients, hessians, bits: int, rows=None
+                       ) -> QuantizedGradients:
+    r"""Stochastic rounding of ``gradients[rows]`` and ``hessians[rows]`` to ``bits`` bits (module docstring).
+
+    Draws ``rng.random(len(rows))`` for the gradients, then the same for the
+    hessians unless they are all equal. ``rows=None``: every row. Hessians must be
+    non-negative (every twinrank loss's are).
+    """
+    bits = check_bits(bits)
+    gradients = np.asarray(gradients, dtype=np.float64)
+    hessians = np.asarray(hessians, dtype=np.float64)
+    rows = np.arange(len(gradients)) if rows is None else np.asarray(rows)
+    g, h = gradients[rows], hessians[rows]  # (m,) the round's rows
+    if len(g) and h.min() < 0:
+        raise ParameterError("quantized gradients need non-negative hessians")
+    g_levels, h_levels = 2 ** (bits - 1) - 1, 2 ** bits - 1
+    g_scale = _scale(np.abs(g).max(initial=0.0), g_levels)
+    g_int = _stochastic_round(g / g_scale, rng, -g_levels, g_levels)
+    if len(h) == 0 or np.all(h == h[0]):  # constant hessians: exact, nothing drawn
+        h_scale = float(h[0]) if len(h) and h[0] > 0 else 1.0
+        h_int = np.full(len(h), 1 if len(h) and h[0] > 0 else 0)
+    else:
+        h_scale = _scale(h.max(), h_levels)
+        h_int = _stochastic_round(h / h_scale, rng, 0, h_levels)
+    out_g = np.zeros(len(gradients), dtype=np.int8)
+    out_h = np.zeros(len(gradients), dtype=np.uint8)
+    out_g[rows], out_h[rows] = g_int, h_int
+    return QuantizedGradients(out_g, out_h, g_scale, h_scale, bits)
+
+
+def _scale(largest: float, levels: int) -> float:
+    """The step ``largest / levels`` (1 when every value is 0: all round to 0)."""
+    return float(largest) / levels if largest > 0 else 1.0
+
+
+def _stochastic_round(x: np.ndarray, rng: np.random.Generator, low: int, high: int) -> np.ndarray:
+    r"""$\lfloor x + u \rfloor$, $u$ = ``rng.random(len(x))``, clipped to ``[low, high]``
+    (``x`` is within them up to the rounding of the division)."""
+    return np.clip(np.floor(x + rng.random(len(x))), low, high)
+
+
+def checked_quantized(quantized, n_rows: int) -> QuantizedGradients:
+    """``grow_tree``'s ``quantized`` argument, checked (shared by both twins)."""
+    if not isinstance(quantized, QuantizedGradients):
+        raise ParameterError(f"quantized must be a QuantizedGradients, got {type(quantized).__name__}")
+    for name in ("gradients", "hessians"):
+        values = getattr(quantized, name)
+        if not isinstance(values, np.ndarray) or values.shape != (n_rows,) or values.dtype.kind not in "iu":
+            raise ParameterError(f"quantized.{name} must be an integer array of shape ({n_rows},)")
+    if not (isinstance(quantized.bits, int) and MIN_BITS <= quantized.bits <= MAX_BITS):
+        raise ParameterError(f"quantized.bits must be an int in [{MIN_BITS}, {MAX_BITS}], got {quantized.bits!r}")
+    g_levels, h_levels = 2 ** (quantized.bits - 1) - 1, 2 ** quantized.bits - 1
+    if n_rows and (np.abs(quantized.gradients.astype(np.int64)).max() > g_levels
+                   or quantized.hessians.min() < 0 or quantized.hessians.max() > h_levels):
+        raise ParameterError(f"quantized gradients must be integers in [-{g_levels}, {g_levels}] and hessians "
+                             f"in [0, {h_levels}] ({quantized.bits} bits)")
+    for name in ("gradient_scale", "hessian_scale"):
+        value = getattr(quantized, name)
+        if not (np.isfinite(value) and value > 0):
+            raise ParameterError(f"quantized.{name} must be a finite number > 0, got {value!r}")
+    return quantized
+
+
+def integer_job(job: SimpleNamespace, quantized: QuantizedGradients) -> SimpleNamespace:
+    r"""The grower's job on the integers: $\tilde g, \tilde h$ (as float64, exact), $\lambda_2 / s_h$,
+    ``min_hessian_in_leaf / s_h``, ``min_gain_to_split`` and the penalties times $s_h / s_g^2$.
+
+    ``job`` is ``_tree_checks._checked_inputs``'s; the result has the same fields plus
+    ``gain_factor`` $= s_g^2 / s_h$.
+    """
+    s_g, s_h = quantized.gradient_scale, quantized.hessian_scale
+    to_integer_gain = s_h / (s_g * s_g)
+    params = job.params
+    integer_params = dataclasses.replace(
+        params, lambda_l2=params.lambda_l2 / s_h, min_hessian_in_leaf=params.min_hessian_in_leaf / s_h,
+        min_gain_to_split=params.min_gain_to_split * to_integer_gain,
+        cost_lambda=params.cost_lambda * to_integer_gain)
+    return SimpleNamespace(**{
+        **vars(job), "params": integer_params,
+        "gradients": quantized.gradients.astype(np.float64),
+        "hessians": quantized.hessians.astype(np.float64),
+        "penalty": job.penalty * to_integer_gain,
+        "gain_factor": (s_g * s_g) / s_h,
+    })
+
+
+def refit(tree, leaf_of_row: np.ndarray, rows: np.ndarray, gradients: np.ndarray, hessians: np.ndarray,
+          l2: float, gain_factor: float):
+    r"""``tree`` (grown on integers) with its gains times ``gain_factor`` and its values and
+    hessian sums from the true gradients (module docstring, **Leaf values**).
+
+    ``leaf_of_row`` : int array (n_rows,), the leaf of each row of ``rows`` (others: any value).
+    """
+    n_nodes = tree.n_nodes
+    leaf = leaf_of_row[rows]  # (m,) in the order of rows
+    g_sum = np.bincount(leaf, weights=gradients[rows], minlength=n_nodes)  # sequential, in row order
+    h_sum = np.bincount(leaf, weights=hessians[rows], minlength=n_nodes)
+    for k in range(n_nodes - 1, -1, -1):  # children have larger ids than their parent
+        if tree.left[k] != LEAF:
+            children = [tree.left[k], tree.right[k]]
+            if tree.missing[k] not in children:
+                children.append(tree.missing[k])
+            g_sum[k] = h_sum[k] = 0.0
+            for child in children:
+                g_sum[k] += g_sum[child]
+                h_sum[k] += h_sum[child]
+    denominator = h_sum + l2
+    value = np.divide(-g_sum, denominator, out=np.zeros(n_nodes), where=denominator > 0)
+    return dataclasses.replace(tree, value=value, gain=tree.gain * gain_factor, hessian_sum=h_sum)
