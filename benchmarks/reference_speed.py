@@ -45,6 +45,9 @@ VARIANTS = {  # name: (CLI algorithm, parameters beyond the defaults)
     "random-forest": ("random-forest", {}),
     "igbrt": ("igbrt", {}),
     "bl-mart": ("bl-mart", {}),
+    "dart": ("dart", {}),
+    "x-dart": ("x-dart", {}),
+    "lambdamart a.l.r.": ("lambdamart", {"learning_rate_schedule": "adaptive"}),
 }
 TREE_COUNTS = ("n_trees", "rf_n_trees")
 
