@@ -22,7 +22,8 @@ values), the same inputs on every machine (with the same hypothesis version).
   twinrank exercise solve NAME DIR       write the reference solution (teacher mode)
 
 check takes several folders (a class: `check dcg students/*`), NAME `all` (every exercise
-file present in each folder) and --json (one record per file).
+file present in each folder) and --json (one record per file). A call of the student's
+function that runs longer than 10 s (an endless loop) fails the check on that input.
 exit status of check: 0 every file passes, 1 one fails, 2 one cannot be imported
 (the message says why: no file, a syntax error, no function NAME).
 """

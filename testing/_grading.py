@@ -13,7 +13,9 @@ function, is an ``error`` (exit status 2).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import signal
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,11 @@ from ._compare import compare
 from .exercises import Exercise
 
 STATUS_CODES = {"pass": 0, "fail": 1, "error": 2}
+CALL_SECONDS = 10.0  # one call of a student's function may take this long; then the check fails
+
+
+class _TooSlow(BaseException):
+    """A student's call ran past its time (a BaseException: hypothesis does not shrink on it)."""
 
 
 class _Disagreement(AssertionError):
@@ -88,11 +95,14 @@ def load_function(path: Path, name: str):
     return function
 
 
-def check(exercise: Exercise, directory, *, max_examples: int | None = None, shrink: bool = True) -> Report:
+def check(exercise: Exercise, directory, *, max_examples: int | None = None, shrink: bool = True,
+          call_seconds: float = CALL_SECONDS) -> Report:
     """Grade ``directory/<exercise.name>.py`` against the fast twin (see the module docstring).
 
     ``shrink=False`` reports the first failing input found instead of the smallest (quicker,
-    for grading many files when only the verdict matters); the verdict is the same.
+    for grading many files when only the verdict matters); the verdict is the same. A call of
+    the student's function that runs longer than ``call_seconds`` (an endless loop) fails the
+    check on that input, not shrunk (on systems with ``SIGALRM``, i.e. not on Windows).
     """
     path = Path(directory) / f"{exercise.name}.py"
     graded_by = f"twinrank.fast.{exercise.twin}" + (f", {exercise.wrapper}" if exercise.wrapper else "")
@@ -114,7 +124,9 @@ def check(exercise: Exercise, directory, *, max_examples: int | None = None, shr
     @given(exercise.strategy())
     def run(args):
         report.examples += 1
-        problem, given_parts, expected = _grade(exercise, function, args, path)
+        failure.update(args=args)
+        with _time_limit(call_seconds):
+            problem, given_parts, expected = _grade(exercise, function, args, path)
         if problem:
             failure.update(args=args, expected=expected, given=given_parts, message=problem)
             raise _Disagreement(problem)
@@ -127,6 +139,10 @@ def check(exercise: Exercise, directory, *, max_examples: int | None = None, shr
         report.given, report.message = failure["given"], failure["message"]
         if report.expected is None:  # the function raised: the answer it owed, for the report
             report.expected = _expected(exercise, report.counterexample)
+    except _TooSlow:
+        report.status = "fail"
+        report.message = f"your function ran longer than {call_seconds:g} s on this input (an endless loop?)"
+        report.counterexample, report.expected = failure["args"], _expected(exercise, failure["args"])
     except Flaky:
         report.status = "fail"
         report.message = ("your function gives different answers on the same input (does it draw "
@@ -134,6 +150,25 @@ def check(exercise: Exercise, directory, *, max_examples: int | None = None, shr
         report.counterexample, report.expected = failure.get("args"), failure.get("expected")
         report.given = failure.get("given")
     return report
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise :class:`_TooSlow` in the calling (main) thread after ``seconds`` of wall time."""
+    if not hasattr(signal, "setitimer") or seconds is None:
+        yield
+        return
+
+    def too_slow(signum, frame):
+        raise _TooSlow()
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _expected(exercise: Exercise, args: dict) -> dict:

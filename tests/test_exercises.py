@@ -102,6 +102,14 @@ def test_a_function_that_returns_the_wrong_kind_of_thing_fails(tmp_path):
     assert report.status == "fail" and "expected None or a tuple" in report.message
 
 
+def test_an_endless_loop_fails_on_its_input_instead_of_hanging(tmp_path):
+    exercise = exercises.get("dcg")
+    write(tmp_path, exercise, "def dcg(*args, **kwargs):\n    while True:\n        pass\n")
+    report = check(exercise, tmp_path, max_examples=5, call_seconds=0.5)
+    assert report.status == "fail" and "longer than 0.5 s" in report.message
+    assert report.counterexample is not None and report.expected is not None
+
+
 # ---------------------------------------------------------------- the command line
 
 def test_cli_list_start_check_solve(tmp_path, capsys):
