@@ -114,7 +114,8 @@ def run(name: str, directory, mode: str, settings: Settings, score_trees=1000, s
     trained = timed_training(framework, train, settings.trees)
     model = trained.pop("model")
     result.update(trained)
-    if mode == "train":
+    if mode == "train":  # the scaling curves: time, and the peak memory of loading + binning + training
+        result["peak_rss_mb"] = memory_mb()["VmHWM"]
         return result
     test = load(directory, "test")
     result["docs_per_s"], scores = scoring_rate(framework, model, test.X)

@@ -50,7 +50,7 @@ def markdown(out: dict) -> str:
                   f"OMP_WAIT_POLICY {out.get('scaling_policy', 'library defaults')} for every framework, "
                   f"the first rows of the training set, {_scaling_trees(out)} trees, best of {out.get('scaling_repeat', 1)} "
                   "run(s) each):", "",
-                  scaling.report(out["scaling_rows"], [], [k for k in out["scaling_rows"][0] if k != "rows"]), "",
+                  scaling.report(out["scaling_rows"], [], [k for k in out["scaling_rows"][0] if k in ("twinrank", "lightgbm", "xgboost")]), "",
                   "Cost of one `twinrank.fast.objectives.lambdarank` call (NDCG, no cutoff) on about 240,000 "
                   "rows, against the documents per query, with all pairs and with truncation 20:", "",
                   scaling.report([], out["lambda_cost"], [])]
