@@ -209,6 +209,18 @@ def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, 
         _add(flat, b3 + np.uint64(c3[row]) * _3, g, h, with_hessians, with_counts)
 
 
+@njit(cache=True, inline="always")
+def gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width):
+    """Copy the bins ``[first, first + width)`` of rows ``order[block_start:block_stop]`` into ``block``,
+    row after row (the sparse row pass of both histogram kinds reads this buffer)."""
+    k = np.uint64(0)
+    for i in range(block_start, block_stop):
+        row_start = np.uint64(order[i]) * n_features + np.uint64(first)
+        for j in range(width):
+            block[k + j] = bin_rows[row_start + j]
+        k += width
+
+
 @njit(cache=True)
 def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians,
                     with_counts):
@@ -219,12 +231,7 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
     base = np.uint64(first * SLOT_SIZE)
     for block_start in range(start, stop, GATHER_ROWS):
         block_stop = min(stop, block_start + GATHER_ROWS)
-        k = np.uint64(0)
-        for i in range(block_start, block_stop):
-            row_start = np.uint64(order[i]) * n_features + np.uint64(first)
-            for j in range(width):
-                block[k + j] = bin_rows[row_start + j]
-            k += width
+        gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width)
         j = np.uint64(0)
         while j + _4 <= width:  # four features at a time over the block: four hot histograms
             at = base + j * _SLOT

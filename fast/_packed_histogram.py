@@ -26,7 +26,7 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SLOT_SIZE, SPARSE_RATIO
+from ._histogram import GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SLOT_SIZE, SPARSE_RATIO, gather_block
 
 
 @njit(cache=True)
@@ -182,12 +182,7 @@ def _rows_packed(iflat, bin_rows, order, pk, start, stop, first, last):
     base = np.uint64(first * N_SLOTS)
     for block_start in range(start, stop, GATHER_ROWS):
         block_stop = min(stop, block_start + GATHER_ROWS)
-        k = np.uint64(0)
-        for i in range(block_start, block_stop):
-            row_start = np.uint64(order[i]) * n_features + np.uint64(first)
-            for j in range(width):
-                block[k + j] = bin_rows[row_start + j]
-            k += width
+        gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width)
         j = np.uint64(0)
         while j + _4 <= width:
             at = base + j * _NS
