@@ -18,6 +18,7 @@ FAST = Engine(
     # a cold cache: the grower compiles in a helper process from a fit's first kernel on (_warm)
     bin_thresholds=starting_helper(binning.bin_thresholds), apply_bins=binning.apply_bins,
     grow_tree=after_helper(tree.grow_tree), grow_trees=after_helper(tree.grow_trees),
+    quantize_gradients=tree.quantize_gradients,
     predict_tree_binned=predict.predict_tree_binned, predict_ensemble=predict.predict_ensemble,
     predict_exits=exits.predict_exits,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,

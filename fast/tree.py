@@ -17,8 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from twinrank.reference._quantize import (QuantizedGradients, checked_quantized, integer_job,
-                                          quantize_gradients, refit)
+from twinrank.reference._quantize import QuantizedGradients, checked_quantized, integer_job, refit
 from twinrank.reference._split import GAIN_TIE_RTOL, Split, tie_floor
 from twinrank.reference._tree_checks import _checked_inputs
 from twinrank.reference.constants import COUNT, LEAF, MISSING_BIN, N_SLOTS, G, H
@@ -31,6 +30,7 @@ from ._grower import grow
 from ._threads import threads
 from ._layout import bin_layouts, root_counts
 from ._histogram import build_into, constant_hessian
+from ._quantize_kernels import quantize_gradients
 from ._split import best_split, left_stats
 
 __all__ = ["grow_tree", "grow_trees", "trees_at_once", "build_histogram", "find_best_split",

@@ -34,7 +34,6 @@ from .engine import REFERENCE, Engine
 from .errors import ParameterError, TwinrankWarning
 from .model import Ensemble
 from .objectives import Loss
-from ._quantize import quantize_gradients
 from .params import BoostParams
 from .sampling import feature_masks, make_rng, subsample
 
@@ -158,7 +157,7 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
     queries, rows = _round_sample(rng, train, params)
     loss.gradients(scores, queries, g, h)
     masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)  # (max_nodes, n_features)
-    quantized = ({"quantized": quantize_gradients(rng, g, h, params.gradient_bits, rows)}
+    quantized = ({"quantized": engine.quantize_gradients(rng, g, h, params.gradient_bits, rows)}
                  if params.quantized_gradients else {})
     f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
                          feature_cost=None if costs is None else costs.current, **quantized)

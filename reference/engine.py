@@ -24,6 +24,7 @@ class Engine:
     name : ``"reference"`` or ``"fast"``
     bin_thresholds, apply_bins : :mod:`binning`
     grow_tree, grow_trees : :mod:`tree` (one tree; a forest's batch of trees)
+    quantize_gradients : :func:`tree.quantize_gradients` (a round's stochastic rounding, quantized training)
     predict_tree_binned, predict_ensemble : :mod:`predict`
     predict_exits : :mod:`exits` (scoring with early exits)
     squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
@@ -38,6 +39,7 @@ class Engine:
     apply_bins: Callable
     grow_tree: Callable
     grow_trees: Callable
+    quantize_gradients: Callable
     predict_tree_binned: Callable
     predict_ensemble: Callable
     predict_exits: Callable
@@ -59,7 +61,7 @@ def no_threads(n_threads):
 REFERENCE = Engine(
     name="reference",
     bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins,
-    grow_tree=tree.grow_tree, grow_trees=tree.grow_trees,
+    grow_tree=tree.grow_tree, grow_trees=tree.grow_trees, quantize_gradients=tree.quantize_gradients,
     predict_tree_binned=predict.predict_tree_binned, predict_ensemble=predict.predict_ensemble,
     predict_exits=exits.predict_exits,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,

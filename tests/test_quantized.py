@@ -10,6 +10,7 @@ import twinrank.fast as fast_twin
 import twinrank.reference as reference_twin
 from twinrank.fast import binning as fast_binning
 from twinrank.fast import tree as fast
+from twinrank.fast._threads import threads
 from twinrank.reference import binning as ref_binning
 from twinrank.reference import tree as ref
 from twinrank.reference.errors import ParameterError
@@ -210,3 +211,55 @@ def test_the_cli_flags_reach_the_model(tmp_path):
           "--min-samples-leaf", "2", "--quantized-gradients", "true", "--gradient-bits", "5"])
     params = load_model(model).params
     assert params["quantized_gradients"] is True and params["gradient_bits"] == 5
+
+
+@st.composite
+def quantize_inputs(draw):
+    """Gradients and hessians of one round, hard cases included: constant, zero, tied, one row,
+    rows subsampled, repeated (a bootstrap) or in no order."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(1, 300))
+    g = rng.standard_normal(n) * draw(st.sampled_from([0.0, 1e-9, 1.0, 1e6]))
+    h = draw(st.sampled_from(["random", "constant", "zero", "ties"]))
+    h = {"random": rng.random(n), "constant": np.full(n, 0.25), "zero": np.zeros(n),
+         "ties": rng.integers(0, 3, n) / 2.0}[h]
+    rows = draw(st.sampled_from([None, "subset", "bootstrap", "shuffled", "empty"]))
+    rows = {None: None, "subset": np.sort(rng.permutation(n)[: rng.integers(1, n + 1)]),
+            "bootstrap": np.sort(rng.integers(0, n, n)), "shuffled": rng.integers(0, n, n),
+            "empty": np.zeros(0, dtype=np.int64)}[rows]
+    return seed, g, h, draw(st.integers(2, 8)), rows
+
+
+@given(quantize_inputs())
+def test_fast_quantize_is_the_references_bit_for_bit(case):
+    """The compiled rounding (fast/_quantize_kernels.py) makes the same draws and the same integers."""
+    seed, g, h, bits, rows = case
+    rng_ref, rng_fast = np.random.default_rng(seed), np.random.default_rng(seed)
+    expected = quantize_gradients(rng_ref, g, h, bits, rows)
+    got = fast.quantize_gradients(rng_fast, g, h, bits, rows)
+    assert got.gradients.dtype == expected.gradients.dtype and got.hessians.dtype == expected.hessians.dtype
+    assert np.array_equal(got.gradients, expected.gradients) and np.array_equal(got.hessians, expected.hessians)
+    assert (got.gradient_scale, got.hessian_scale, got.bits) == (
+        expected.gradient_scale, expected.hessian_scale, expected.bits)
+    assert rng_fast.random() == rng_ref.random()  # the same number of draws
+
+
+def test_fast_quantize_on_many_rows_and_threads_is_the_references():
+    """Past one block of rows (fast/_quantize_kernels.BLOCK_ROWS) the blocks run on threads."""
+    rng = np.random.default_rng(11)
+    n = 3 * (1 << 16) + 17
+    g, h = rng.standard_normal(n), rng.random(n)
+    bootstrap = np.sort(rng.integers(0, n, n))  # rows repeated across block boundaries
+    for rows in (None, bootstrap):
+        expected = quantize_gradients(np.random.default_rng(2), g, h, 4, rows)
+        for n_threads in (1, 2):
+            with threads(n_threads):
+                got = fast.quantize_gradients(np.random.default_rng(2), g, h, 4, rows)
+            assert np.array_equal(got.gradients, expected.gradients)
+            assert np.array_equal(got.hessians, expected.hessians)
+
+
+def test_fast_quantize_refuses_negative_hessians():
+    with pytest.raises(ParameterError, match="non-negative hessians"):
+        fast.quantize_gradients(np.random.default_rng(0), np.ones(3), np.array([1.0, -1.0, 1.0]), 4)
