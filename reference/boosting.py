@@ -17,6 +17,13 @@ Each round draws, from the run's one generator and in this order:
    round each; none for constant hessians); nothing drawn when off.
 
 So the same seed gives the same model in both twins, on any number of threads.
+
+A ranking loss (LambdaRank) sees the scores on a grid of $2^{-24}$ (:func:`on_grid`):
+documents tied in real arithmetic stay tied although their scores' last bits differ,
+and differ between twins (leaf values are sums taken in other orders). Without the
+grid, such a tie is broken by the last bit, differently in each twin, and the lambdas
+and every later tree diverge (found by hypothesis on a one-feature set whose leaves
+all had the value -1 or 1). On the grid it is broken by input order, in both twins.
 The loop itself is shared: :func:`run_boosting` takes an
 :class:`~twinrank.reference.engine.Engine`, the kernels of one twin (binning, tree
 grower, prediction, metrics), and a loss object (:class:`objectives.Loss`) that
@@ -37,7 +44,9 @@ from .objectives import Loss
 from .params import BoostParams
 from .sampling import feature_masks, make_rng, subsample
 
-__all__ = ["boost", "run_boosting", "StoppingRule", "Objective", "grow_round"]
+TIE_GRID = 2.0 ** 24  # ranking losses rank scores on multiples of 1 / TIE_GRID (:func:`on_grid`)
+
+__all__ = ["boost", "run_boosting", "StoppingRule", "Objective", "grow_round", "on_grid", "TIE_GRID"]
 
 
 class Objective(Loss):
@@ -155,13 +164,27 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
     round's gradients and hessians into ``g`` and ``h`` (``(n_rows,)`` float64).
     """
     queries, rows = _round_sample(rng, train, params)
-    loss.gradients(scores, queries, g, h)
+    loss.gradients(on_grid(scores) if isinstance(loss, engine.lambdarank) else scores, queries, g, h)
     masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)  # (max_nodes, n_features)
     quantized = ({"quantized": engine.quantize_gradients(rng, g, h, params.gradient_bits, rows)}
                  if params.quantized_gradients else {})
     f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
                          feature_cost=None if costs is None else costs.current, **quantized)
     return f, rows
+
+
+def on_grid(scores: np.ndarray) -> np.ndarray:
+    r"""``scores`` rounded to the nearest multiple of $2^{-24}$, exactly (``TIE_GRID``).
+
+    Two documents tied in real arithmetic (the same leaves; or leaves whose values are
+    equal in real arithmetic) can differ in their scores' last bits, and the bits differ
+    between twins, whose leaf values are summed in other orders; with DART, dropping a tree
+    subtracts its term, and $(s + v) - v$ is not $s$. Ranking losses and DART's validation
+    loss rank by scores on a grid far coarser than that noise and far finer than any score
+    gap that matters: real ties are ties again, broken by input order (DESIGN.md), in both
+    twins.
+    """
+    return np.rint(scores * TIE_GRID) / TIE_GRID  # exact: a power of two scales without rounding
 
 
 def warn_no_tree(train: Dataset, thresholds, g, rows, tree, init_model) -> None:

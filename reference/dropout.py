@@ -39,7 +39,7 @@ import numpy as np
 
 from ._dart_params import DARTParams
 from ._ensemble import Snapshot
-from .boosting import grow_round, initial_scores, warn_no_tree
+from .boosting import TIE_GRID, grow_round, initial_scores, on_grid, warn_no_tree
 from .data import Dataset
 from .engine import Engine
 from .errors import ParameterError
@@ -49,9 +49,6 @@ from .params import BoostParams
 from .sampling import dropout_set, make_rng
 
 __all__ = ["run_dart", "DropCount", "normalisation", "on_grid", "TIE_GRID"]
-
-TIE_GRID = 2.0 ** 24  # scores are ranked on multiples of 1 / TIE_GRID (:func:`on_grid`)
-
 
 class DropCount:
     r"""How many trees an iteration drops: the ratio, fixed or adaptive strategy.
@@ -208,19 +205,6 @@ def _value(engine, params: BoostParams, metric: str, side: _Side, scores=None) -
     data = side.data
     scores = on_grid(side.scores if scores is None else scores)
     return float(engine.evaluate([metric], data.y, scores, data.query_offsets, convention=params.convention)[metric])
-
-
-def on_grid(scores: np.ndarray) -> np.ndarray:
-    r"""``scores`` rounded to the nearest multiple of $2^{-24}$, exactly (``TIE_GRID``).
-
-    Dropping a tree subtracts its term: $(s + v) - v$ is not $s$ in floating point, so two
-    documents that share every leaf but the dropped tree's, tied in real arithmetic, differ
-    in their last bits, and the bits differ between twins (whose leaf values are summed in
-    other orders). The loop ranks, for the lambdas and the validation loss, by scores on a
-    grid far coarser than that noise and far finer than any score gap that matters: real ties
-    are ties again, broken by input order (DESIGN.md), in both twins.
-    """
-    return np.rint(scores * TIE_GRID) / TIE_GRID  # exact: a power of two scales without rounding
 
 
 def _ensemble(train, E: _Trees, grown, snapshots, init_model, algorithm, model_params, history) -> Ensemble:

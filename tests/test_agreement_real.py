@@ -9,6 +9,7 @@ A second part makes the same kind of ties on purpose: copied and coarsened colum
 tied scores, one-document queries.
 """
 import importlib
+import warnings
 
 import numpy as np
 import pytest
@@ -146,3 +147,39 @@ def test_twins_grow_the_same_trees_on_tied_synthetic_rankings(train, max_leaves,
     assume(not ties_by_rounding(ref.model_, train, n_stages))
     assert_same_trees(ref_trees, fast_trees)
     np.testing.assert_allclose(fast.predict(train), ref.predict(train), rtol=0, atol=1e-9)
+
+
+def _tied_leaf_values() -> Dataset:
+    """A set found by hypothesis: one feature with missing values, binary labels, 10 small queries.
+    LambdaMART's first tree there has leaves worth exactly -1 or 1, so documents of different leaves
+    tie in real arithmetic but not always in their last bits, and not in the same bits in both twins."""
+    from pathlib import Path
+
+    arrays = np.load(Path(__file__).parent / "fixtures" / "tied_leaf_values.npz")
+    return Dataset(arrays["X"], arrays["y"], arrays["query_offsets"])
+
+
+def test_twins_agree_when_leaf_values_tie_exactly():
+    """Before the boosting loop ranked on a 2**-24 grid (``boosting.on_grid``) the twins broke these
+    ties differently and drifted apart: test scores 0.29 apart after 10 trees (A.L.R. registry row)."""
+    from twinrank.testing.agree import check_twin
+
+    result = check_twin("LambdaMART[A.L.R.]", _tied_leaf_values(), seed=1)
+    assert result.passed, result.detail
+
+
+@pytest.mark.parametrize("learning_rate", [0.1, 0.5])
+def test_lambdamart_twins_agree_on_exactly_tied_leaf_values(learning_rate):
+    """The A.L.R. row's training queries of the same set, plain LambdaMART (without the grid: scores
+    0.66 and 1.23 apart)."""
+    from twinrank.testing import registry
+
+    row = registry.get("LambdaMART[A.L.R.]")
+    data = row.inputs(_tied_leaf_values(), row.rng(1)).args[0]
+    params = dict(n_trees=10, learning_rate=learning_rate, max_leaves=8, min_samples_leaf=10, seed=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = importlib.import_module("twinrank.reference.lambdamart").LambdaMART(**params).fit(data)
+        fast = importlib.import_module("twinrank.fast.lambdamart").LambdaMART(**params).fit(data)
+    assert [t.feature.tolist() for t in ref.model_.trees] == [t.feature.tolist() for t in fast.model_.trees]
+    np.testing.assert_allclose(fast.predict(data.X), ref.predict(data.X), rtol=0, atol=1e-9)
