@@ -15,9 +15,10 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     -------
     float64 array (n_features, 256, 3): ``[..., 0]`` sum of gradients, ``[..., 1]``
     sum of hessians, ``[..., 2]`` row count; slot ``MISSING_BIN`` holds the missing rows.
+    (The grower keeps the statistics first, :func:`node_histograms`.)
     """
     features = np.arange(binned.shape[1])[None]  # (1, n_features): one node, every feature
-    return node_histograms(binned, gradients, hessians, [rows], features)[0]
+    return np.moveaxis(node_histograms(binned, gradients, hessians, [rows], features)[0], 0, -1)
 
 
 def node_histograms(binned, gradients, hessians, node_rows: list, features) -> np.ndarray:
@@ -30,12 +31,14 @@ def node_histograms(binned, gradients, hessians, node_rows: list, features) -> n
 
     Returns
     -------
-    float64 array (n_nodes, k, 256, 3)
+    float64 array (n_nodes, 3, k, 256): per node the (k, 256) planes of the sums of
+    gradients, of hessians and of rows (``constants.G, H, COUNT``), each contiguous (the
+    split search sums along the bins of a plane)
 
     Notes
     -----
     **NumPy idiom for the loops over nodes, features and rows.** The loops
-    ``for node: for j, f in enumerate(features[node]): for i in rows[node]: hist[node, j, binned[i, f]] += (g_i, h_i, 1)``
+    ``for node: for j, f in enumerate(features[node]): for i in rows[node]: hist[node, :, j, binned[i, f]] += (g_i, h_i, 1)``
     are one ``np.bincount`` per statistic over the keys ``(node * k + j) * 256 + bin`` of
     every (row, feature) pair. ``np.bincount`` adds each slot's weights in input order,
     so each slot is summed over its node's rows in order, as the loops would.
@@ -46,8 +49,9 @@ def node_histograms(binned, gradients, hessians, node_rows: list, features) -> n
     bins = np.concatenate([binned[r][:, f] for r, f in zip(node_rows, features)])  # (n_rows, k)
     slots = (node[:, None] * k + np.arange(k)) * N_SLOTS  # (n_rows, k) first slot of (node, feature)
     keys = (slots + bins).ravel()  # (n_rows * k,) (node * k + j) * 256 + bin
-    hist = np.empty((n_nodes * k * N_SLOTS, 3))  # (n_nodes * k * 256, 3)
+    hist = np.empty((n_nodes, 3, k, N_SLOTS))  # (n_nodes, 3, k, 256)
     for stat, per_row in enumerate((gradients[rows], hessians[rows], None)):  # None: count rows
         weights = None if per_row is None else np.repeat(per_row, k)  # (n_rows * k,)
-        hist[:, stat] = np.bincount(keys, weights=weights, minlength=len(hist))
-    return hist.reshape(n_nodes, k, N_SLOTS, 3)
+        sums = np.bincount(keys, weights=weights, minlength=n_nodes * k * N_SLOTS)  # (n_nodes * k * 256,)
+        hist[:, stat] = sums.reshape(n_nodes, k, N_SLOTS)
+    return hist
