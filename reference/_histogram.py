@@ -45,10 +45,9 @@ def node_histograms(binned, gradients, hessians, node_rows: list, features) -> n
     """
     n_nodes, k = features.shape
     rows = np.concatenate(node_rows)  # (n_rows,) the nodes' rows one after the other
-    node = np.repeat(np.arange(n_nodes), [len(r) for r in node_rows])  # (n_rows,) the node of each
-    bins = np.concatenate([binned[r][:, f] for r, f in zip(node_rows, features)])  # (n_rows, k)
-    slots = (node[:, None] * k + np.arange(k)) * N_SLOTS  # (n_rows, k) first slot of (node, feature)
-    keys = (slots + bins).ravel()  # (n_rows * k,) (node * k + j) * 256 + bin
+    first_slots = (np.arange(n_nodes)[:, None] * k + np.arange(k)) * N_SLOTS  # (n_nodes, k) of (node, feature)
+    keys = np.concatenate([first + binned[r][:, f] for first, r, f in zip(first_slots, node_rows, features)])
+    keys = keys.ravel()  # (n_rows * k,) (node * k + j) * 256 + bin
     hist = np.empty((n_nodes, 3, k, N_SLOTS))  # (n_nodes, 3, k, 256)
     for stat, per_row in enumerate((gradients[rows], hessians[rows], None)):  # None: count rows
         weights = None if per_row is None else np.repeat(per_row, k)  # (n_rows * k,)

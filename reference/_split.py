@@ -94,7 +94,7 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
     if features.shape[1] == 0:
         return [None] * len(features)
     l2 = params.lambda_l2
-    min_rows = np.broadcast_to(min_rows, (len(features),))[:, None]  # (n_nodes, 1) each node's own
+    min_rows = np.reshape(min_rows, (-1, 1))  # (n_nodes, 1) each node's own, or (1, 1) one for all
     node_bins = n_bins[features]  # (n_nodes, k) value bins n_f of each node's features
     width = int(node_bins.max())  # value bins scanned: every threshold has b < width
     at = _thresholds(node_bins, width)  # (c,) each threshold's flat index j * width + b, in tie order
