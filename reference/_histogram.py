@@ -17,7 +17,7 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     -------
     float64 array (n_features, 256, 3): ``[..., 0]`` sum of gradients, ``[..., 1]``
     sum of hessians, ``[..., 2]`` row count; slot ``MISSING_BIN`` holds the missing rows.
-    (The grower keeps the statistics first, :func:`node_histograms`.)
+    (The grower keeps the statistics first: ``node_histograms``.)
     """
     features = np.arange(binned.shape[1])[None]  # (1, n_features): one node, every feature
     return np.moveaxis(node_histograms(binned, gradients, hessians, [rows], features)[0], 0, -1)

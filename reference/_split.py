@@ -81,7 +81,7 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
     **NumPy idiom for the loops over nodes and candidates.** Every candidate
     (node, feature, bin, side) is scored at once. ``np.cumsum`` over the value bins
     gives the left statistics of every threshold; the thresholds a feature has, bins
-    ``b < n_f`` (:func:`_thresholds`), are then taken out of the bins' axis, feature by
+    ``b < n_f`` (``_thresholds``), are then taken out of the bins' axis, feature by
     feature, so a feature of few values is not scanned over the bins of the feature of
     most: (3, n_nodes, c) for the ``c`` thresholds, the statistics first so that each of
     G, H and count is one contiguous (n_nodes, c) array. Side 0 = missing right, 1 = missing
