@@ -91,5 +91,6 @@ class Logistic(Loss):
 def _sigmoid_pair(x):
     r"""$(1 / (1 + e^{-x}),\ 1 / (1 + e^{x}))$ from $e^{-|x|}$: no overflow, no cancellation."""
     e = np.exp(-np.abs(x))
-    big, small = 1.0 / (1.0 + e), e / (1.0 + e)
-    return np.where(x >= 0, big, small), np.where(x >= 0, small, big)
+    one_plus_e, positive = 1.0 + e, x >= 0
+    big, small = 1.0 / one_plus_e, e / one_plus_e
+    return np.where(positive, big, small), np.where(positive, small, big)

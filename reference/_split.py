@@ -53,8 +53,9 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     one node), which scores all their candidates at once. O(n_features * 256).
     """
     features = np.flatnonzero(allowed)  # (k,) ascending: the tie order is kept
-    return best_splits_among(hist[None, features], features[None], totals[None], n_bins, penalty,
-                             params, min_rows, two_way=two_way)[0]
+    hists = np.moveaxis(hist[features], -1, 0)[:, None]  # (3, 1, k, 256): statistics first, as the grower's
+    return best_splits_among(hists, features[None], totals[None], n_bins, penalty, params, min_rows,
+                             two_way=two_way)[0]
 
 
 def best_splits_among(hists, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, *,
@@ -63,7 +64,8 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
 
     Parameters
     ----------
-    hists : (n_nodes, k, 256, 3), the histograms of ``features``
+    hists : (3, n_nodes, k, 256), the histograms of ``features``, statistics first: the
+        (n_nodes, k, 256) sums of gradients, of hessians and of rows
     features : int array (n_nodes, k), each row ascending
     totals : (n_nodes, 3) the nodes' ``[G, H, count]``
     min_rows : int, or int array (n_nodes,): each node's ``params.min_rows_in_leaf`` (the
@@ -77,66 +79,89 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
     Notes
     -----
     **NumPy idiom for the loops over nodes and candidates.** Every candidate
-    (node, feature, bin, side) is scored at once: ``np.cumsum`` over the value bins
-    gives the left statistics of every threshold, (n_nodes, k, n, 3) with ``n`` the most
-    value bins of a feature; side 0 = missing right, 1 = missing left, 2 = missing
-    child (a feature has candidates of sides 0-1 or of side 2, never both), and a side
-    no feature has is not scored. Per node, ``np.argmax`` of ``gain >= tie_floor(...)``
-    over its (k, n, 3) gains, in C order, is the first tied candidate in the order
-    (feature, bin, side) (:mod:`~twinrank.reference.tree`, **Ties**). O(n_nodes * k * 256).
+    (node, feature, bin, side) is scored at once. ``np.cumsum`` over the value bins
+    gives the left statistics of every threshold; the thresholds a feature has, bins
+    ``b < n_f`` (``_thresholds``), are then taken out of the bins' axis, feature by
+    feature, so a feature of few values is not scanned over the bins of the feature of
+    most: (3, n_nodes, c) for the ``c`` thresholds, the statistics first so that each of
+    G, H and count is one contiguous (n_nodes, c) array. Side 0 = missing right, 1 = missing
+    left, 2 = missing child (a feature has candidates of sides 0-1 or of side 2, never
+    both); only the sides some feature has are scored, the last axis of the gains. Per
+    node, ``np.argmax`` of ``gain >= tie_floor(...)`` over its (c, sides) gains, in C
+    order, is the first tied candidate in the order (feature, bin, side)
+    (:mod:`~twinrank.reference.tree`, **Ties**). O(n_nodes * k * 256).
     """
     if features.shape[1] == 0:
         return [None] * len(features)
     l2 = params.lambda_l2
-    min_rows = np.broadcast_to(min_rows, (len(features),))[:, None]  # (n_nodes, 1) each node's own
-    width = int(n_bins[features].max())  # value bins scanned: every candidate has b < width
-    missing = hists[:, :, MISSING_BIN]  # (n_nodes, k, 3)
-    separate = ((params.missing_split == "separate") & (not two_way) & (missing[..., COUNT] > 0)
-                & (missing[..., COUNT] >= min_rows)
-                & (missing[..., H] >= params.min_hessian_in_leaf))  # (n_nodes, k) three-way features
-    below = np.cumsum(hists[:, :, :width], axis=2)  # (n_nodes, k, width, 3) stats of bins <= b
-    totals = totals[:, None, None]  # (n_nodes, 1, 1, 3)
-    parent_score = _score(totals, l2)  # (n_nodes, 1, 1)
-    has_missing = missing[..., COUNT] > 0  # (n_nodes, k)
-    gain = np.full(below.shape[:-1] + (3,), -np.inf)  # (n_nodes, k, width, 3 sides); -inf: none, or invalid
-    for side in _sides(has_missing, separate):
-        exists = _candidates_exist(n_bins[features], width, has_missing, separate, side)  # (n_nodes, k, width)
-        left, right = _children(below, missing, totals, side)  # (n_nodes, k, width, 3) each
-        extra = _score(missing, l2)[..., None] if side == 2 else 0.0  # (n_nodes, k, 1) G_M^2/(H_M+l2)
-        side_gain = (_score(left, l2) + _score(right, l2) + extra - parent_score
-                     - penalty[features][..., None])  # (n_nodes, k, width)
-        at_least = min_rows[..., None]  # (n_nodes, 1, 1)
-        valid = (exists & (left[..., COUNT] >= at_least) & (right[..., COUNT] >= at_least)
-                 & (left[..., H] >= params.min_hessian_in_leaf)
-                 & (right[..., H] >= params.min_hessian_in_leaf))  # (n_nodes, k, width)
-        gain[..., side] = np.where(valid, side_gain, -np.inf)
-    return _first_tied(gain, below, missing, features, totals[:, 0, 0], parent_score[:, 0, 0], params)
+    min_rows = np.reshape(min_rows, (-1, 1))  # (n_nodes, 1) each node's own, or (1, 1) one for all
+    node_bins = n_bins[features]  # (n_nodes, k) value bins n_f of each node's features
+    width = int(node_bins.max())  # value bins scanned: every threshold has b < width
+    at = _thresholds(node_bins, width)  # (c,) each threshold's flat index j * width + b, in tie order
+    j, b = np.divmod(at, width)  # (c,) each: its feature position j and bin b
+    missing = hists[..., MISSING_BIN]  # (3, n_nodes, k)
+    separate = ((params.missing_split == "separate") & (not two_way) & (missing[COUNT] > 0)
+                & (missing[COUNT] >= min_rows)
+                & (missing[H] >= params.min_hessian_in_leaf))  # (n_nodes, k) three-way features
+    below = np.cumsum(hists[..., :width], axis=-1)  # (3, n_nodes, k, width) stats of bins <= b
+    below = np.take(below.reshape(3, len(features), -1), at, axis=2)  # (3, n_nodes, c) at the thresholds
+    totals = totals.T[..., None]  # (3, n_nodes, 1)
+    parent_score = _score(totals, l2)  # (n_nodes, 1)
+    has_missing = missing[COUNT] > 0  # (n_nodes, k)
+    sides = _sides(has_missing, separate)
+    per_threshold = [np.take(a, j, axis=-1) for a in (missing, node_bins, has_missing, separate,
+                                                      penalty[features])]  # of each threshold's feature
+    gain = np.stack([_side_gains(side, below, totals, parent_score, b, *per_threshold, min_rows, params)
+                     for side in sides], axis=-1)  # (n_nodes, c, len(sides)); -inf: none, or invalid
+    return _first_tied(gain, sides, j, b, below, missing, features, totals[:, :, 0], parent_score[:, 0], params)
 
 
-def _first_tied(gain, below, missing, features, totals, parent_score, params: TreeParams) -> list:
-    """Each node's best split from its candidates' gains (n_nodes, k, width, 3): the first
+def _thresholds(node_bins: np.ndarray, width: int) -> np.ndarray:
+    """The candidate thresholds of a batch: every (feature position ``j``, bin ``b``) with ``b`` below
+    the most value bins ``n_f`` position ``j`` has in a node, as flat indices ``j * width + b``
+    into (k, width), ascending: the order (j, b)."""
+    return np.flatnonzero(np.arange(width) < node_bins.max(axis=0)[:, None])  # of (k, width)
+
+
+def _side_gains(side, below, totals, parent_score, b, missing, n_f, has_missing, separate, penalty, min_rows,
+                params: TreeParams) -> np.ndarray:
+    """The gains of the candidates of ``side`` at the thresholds of ``below`` (3, n_nodes, c), -inf
+    where the candidate is not defined or not valid; the other arguments are (n_nodes, c) per
+    threshold (``missing`` (3, n_nodes, c), ``totals`` (3, n_nodes, 1), ``b`` (c,)). (n_nodes, c)."""
+    l2 = params.lambda_l2
+    exists = _candidates_exist(n_f, b, has_missing, separate, side)  # (n_nodes, c)
+    left, right = _children(below, missing, totals, side)  # (3, n_nodes, c) each
+    extra = _score(missing, l2) if side == 2 else 0.0  # (n_nodes, c) G_M^2/(H_M+l2)
+    side_gain = _score(left, l2) + _score(right, l2) + extra - parent_score - penalty  # (n_nodes, c)
+    valid = (exists & (left[COUNT] >= min_rows) & (right[COUNT] >= min_rows)
+             & (left[H] >= params.min_hessian_in_leaf)
+             & (right[H] >= params.min_hessian_in_leaf))  # (n_nodes, c)
+    return np.where(valid, side_gain, -np.inf)
+
+
+def _first_tied(gain, sides, j, b, below, missing, features, totals, parent_score, params: TreeParams) -> list:
+    """Each node's best split from its candidates' gains (n_nodes, c, len(sides)): the first
     candidate tied with the best, or None if no gain beats ``min_gain_to_split``."""
-    flat = gain.reshape(len(gain), -1)  # (n_nodes, k * width * 3) in the tie order
+    flat = gain.reshape(len(gain), -1)  # (n_nodes, c * len(sides)) in the tie order
     best = flat.max(axis=1)  # (n_nodes,)
     scale = np.abs(best) + parent_score  # (n_nodes,)
     splits = best > params.min_gain_to_split + GAIN_TIE_RTOL * scale  # (n_nodes,) False where -inf
     first = np.argmax(flat >= tie_floor(best, scale)[:, None], axis=1)  # (n_nodes,) first tied
-    return [_split_at(n, first[n], gain, below, missing, features, totals) if splits[n] else None
-            for n in range(len(gain))]
+    return [_split_at(n, *divmod(int(first[n]), len(sides)), gain, sides, j, b, below, missing, features, totals)
+            if splits[n] else None for n in range(len(gain))]
 
 
-def _split_at(n: int, i: int, gain, below, missing, features, totals) -> Split:
-    """The split of node ``n`` at its candidate ``i`` (flat index into its (k, width, 3) gains)."""
-    j, b, side = np.unravel_index(i, gain.shape[1:])
-    f, value = int(features[n, j]), float(gain[n, j, b, side])
+def _split_at(n: int, t: int, s: int, gain, sides, j, b, below, missing, features, totals) -> Split:
+    """The split of node ``n`` at its threshold ``t`` (feature position ``j[t]``, bin ``b[t]``) on side ``sides[s]``."""
+    f, value, side = int(features[n, j[t]]), float(gain[n, t, s]), sides[s]
     if side == 2:
-        return Split(value, f, int(b), False, True)
-    if missing[n, j, COUNT] > 0:
+        return Split(value, f, int(b[t]), False, True)
+    if missing[COUNT, n, j[t]] > 0:
         missing_left = side == 1
     else:
-        left = below[n, j, b, COUNT]
-        missing_left = left >= totals[n, COUNT] - left  # more rows left
-    return Split(value, f, int(b), bool(missing_left))
+        left = below[COUNT, n, t]
+        missing_left = left >= totals[COUNT, n] - left  # more rows left
+    return Split(value, f, int(b[t]), bool(missing_left))
 
 
 def _sides(has_missing: np.ndarray, separate: np.ndarray) -> list:
@@ -146,13 +171,13 @@ def _sides(has_missing: np.ndarray, separate: np.ndarray) -> list:
 
 
 def _children(below, missing, totals, side):
-    """The left and right statistics of every (node, feature, bin) candidate of ``side``,
-    (n_nodes, k, width, 3) each; ``missing`` (n_nodes, k, 3), ``totals`` (n_nodes, 1, 1, 3)."""
+    """The left and right statistics of every (node, threshold) candidate of ``side``,
+    (3, n_nodes, c) each; ``missing`` (3, n_nodes, c), ``totals`` (3, n_nodes, 1)."""
     if side == 1:  # missing rows left
-        left = below + missing[..., None, :]
+        left = below + missing
         return left, totals - left
     if side == 2:  # missing rows in a child of their own
-        return below, totals - below - missing[..., None, :]
+        return below, totals - below - missing
     return below, totals - below  # missing rows right
 
 
@@ -168,22 +193,20 @@ def tie_floor(best_gain: float, scale: float) -> float:
     return best_gain - GAIN_TIE_RTOL * scale
 
 
-def _candidates_exist(n_bins: np.ndarray, width: int, has_missing: np.ndarray, separate: np.ndarray,
+def _candidates_exist(n_f: np.ndarray, b: np.ndarray, has_missing: np.ndarray, separate: np.ndarray,
                       side: int) -> np.ndarray:
-    """Which (node, feature, bin) candidates of ``side`` the rules define, from (n_nodes, k) flags:
-    (n_nodes, k, width) bool."""
-    b = np.arange(width)  # (width,)
-    inner = b < n_bins[..., None] - 1  # (n_nodes, k, width) thresholds between value bins
+    """Which (node, threshold) candidates of ``side`` the rules define, from (n_nodes, c) value bins
+    and flags of each threshold's feature, ``b`` (c,) its bin: (n_nodes, c) bool."""
+    inner = b < n_f - 1  # (n_nodes, c) thresholds between value bins
     if side == 2:
-        return inner & separate[..., None]
-    two_way = ~separate[..., None]  # (n_nodes, k, 1)
+        return inner & separate
     if side == 1:
-        return inner & has_missing[..., None] & two_way
-    last = (b == n_bins[..., None] - 1) & has_missing[..., None]  # all values left, missing right
-    return (inner | last) & two_way
+        return inner & has_missing & ~separate
+    last = (b == n_f - 1) & has_missing  # all values left, missing right
+    return (inner | last) & ~separate
 
 
 def _score(stats: np.ndarray, l2: float) -> np.ndarray:
-    r"""$G^2 / (H + \lambda_2)$, 0 where the denominator is not positive."""
-    g, denominator = stats[..., G], stats[..., H] + l2
+    r"""$G^2 / (H + \lambda_2)$ of ``stats`` (3, ...): G, H, count first; 0 where the denominator is not positive."""
+    g, denominator = stats[G], stats[H] + l2
     return g * g / np.where(denominator > 0, denominator, np.inf)  # G^2 / inf = 0

@@ -264,7 +264,7 @@ class _Node:
     totals: np.ndarray  # (3,) G, H, count
     value: float
     features: np.ndarray  # (k,) the features allowed at the node, ascending
-    hist: np.ndarray | None = None  # (k, 256, 3) while it is a leaf that may be split
+    hist: np.ndarray | None = None  # (3, k, 256) while it is a leaf that may be split
     splits: tuple | None = None  # (best split, best two-way split) once scored, if it may split
     split: Split | None = None
     children: tuple = (LEAF, LEAF)  # (left, right) or (left, right, missing)
@@ -289,7 +289,7 @@ def _score_children(growths: list) -> None:
     built = [c for g in growths for c in _built_from_rows(g)]
     for batch in _by_feature_count(built, built):
         hists = node_histograms(job.binned, job.gradients, job.hessians, [c.rows for c in batch],
-                                np.stack([c.features for c in batch]))  # (n_batch, k, 256, 3)
+                                np.stack([c.features for c in batch]))  # (n_batch, 3, k, 256)
         for child, hist in zip(batch, hists):
             child.hist = hist
     for growth in growths:
@@ -338,7 +338,7 @@ def _subtract_siblings(growth: _Growth) -> None:
     """The largest child's histogram, if it is subtracted (the parent's minus its siblings')."""
     largest = _largest_if_subtracted(growth)
     if largest is not None:
-        hist = growth.scoring[0].hist.copy()  # (k, 256, 3)
+        hist = growth.scoring[0].hist.copy()  # (3, k, 256)
         for sibling in (growth.nodes[c] for c in growth.scoring[1]):
             if sibling is not largest:
                 hist -= sibling.hist
@@ -357,7 +357,7 @@ def _best_splits_of(batch: list) -> list:
     """Each node's ``(best split, best two-way split)`` (each a Split or None), the ``(job, node)``
     pairs of ``batch`` having as many features each, scored at once."""
     job = batch[0][0]  # the trees of a batch share params, n_bins and penalty
-    args = (np.stack([n.hist for _, n in batch]),  # (n_nodes, k, 256, 3)
+    args = (np.stack([n.hist for _, n in batch], axis=1),  # (3, n_nodes, k, 256)
             np.stack([n.features for _, n in batch]),  # (n_nodes, k)
             np.stack([n.totals for _, n in batch]),  # (n_nodes, 3)
             job.n_bins, job.penalty, job.params,
