@@ -1,4 +1,4 @@
-r"""Numba twin of `twinrank.reference._quantize.quantize_gradients`: the same integers, in two compiled passes.
+r"""Numba twins of `twinrank.reference._quantize`'s per-round work: the rounding and the leaf refit.
 
 The reference makes a dozen NumPy passes over the round's rows (gather, abs, max,
 divide, add, floor, clip, scatter, for g and again for h); at a million rows they
@@ -10,7 +10,9 @@ cost about as much as a tree's lambdas, on one thread. Here::
 
 Each value is $\lfloor x / s + u \rfloor$ clipped, the reference's formula evaluated in
 the same floating-point operations, and the draws are the same calls on the same
-generator: the two twins' integers are identical, bit for bit.
+generator: the two twins' integers are identical, bit for bit. The refit's leaf sums are
+one compiled pass in the order of ``rows``, the order ``np.bincount`` adds in: the same
+sums, bit for bit.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from twinrank.reference._quantize import QuantizedGradients, _scale, check_bits
+from twinrank.reference._quantize import QuantizedGradients, _scale, check_bits, refit_from_leaf_sums
 from twinrank.reference.errors import ParameterError
 
 from ._threads import over_chunks
@@ -93,3 +95,20 @@ def _round(first, last, gradients, hessians, rows, u_g, u_h, g_scale, h_scale, h
                 out_h[row] = min(max(math.floor(hessians[row] / h_scale + u_h[i]), 0), h_levels)
             else:
                 out_h[row] = h_fill
+
+
+def refit(tree, leaf_of_row: np.ndarray, rows: np.ndarray, gradients: np.ndarray, hessians: np.ndarray,
+          l2: float, gain_factor: float):
+    """Numba twin of `twinrank.reference._quantize.refit` (the same leaf sums, bit for bit)."""
+    g_sum, h_sum = np.zeros(tree.n_nodes), np.zeros(tree.n_nodes)
+    _leaf_sums(leaf_of_row, np.ascontiguousarray(rows), gradients, hessians, g_sum, h_sum)
+    return refit_from_leaf_sums(tree, g_sum, h_sum, l2, gain_factor)
+
+
+@njit(cache=True, nogil=True)
+def _leaf_sums(leaf_of_row, rows, gradients, hessians, g_sum, h_sum):
+    """Each leaf's sums of ``gradients`` and ``hessians`` over ``rows``, added in the order of ``rows``."""
+    for i in range(len(rows)):
+        row = rows[i]
+        g_sum[leaf_of_row[row]] += gradients[row]
+        h_sum[leaf_of_row[row]] += hessians[row]

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from twinrank.reference._quantize import QuantizedGradients, checked_quantized, integer_job, refit
+from twinrank.reference._quantize import QuantizedGradients, checked_quantized, integer_job
 from twinrank.reference._split import GAIN_TIE_RTOL, Split, tie_floor
 from twinrank.reference._tree_checks import _checked_inputs
 from twinrank.reference.constants import COUNT, LEAF, MISSING_BIN, N_SLOTS, G, H
@@ -30,7 +30,7 @@ from ._grower import grow
 from ._threads import threads
 from ._layout import bin_layouts, root_counts
 from ._histogram import build_into, constant_hessian
-from ._quantize_kernels import quantize_gradients
+from ._quantize_kernels import quantize_gradients, refit
 from ._split import best_split, left_stats
 
 __all__ = ["grow_tree", "grow_trees", "trees_at_once", "build_histogram", "find_best_split",
@@ -48,7 +48,8 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     bins of ``twinrank.fast.binning.apply_bins`` to have the row-major copy made once;
     any other array is copied on every call. With ``quantized`` the histograms are
     sums of small integers (exact in any order), so the tree is the reference's bit
-    for bit, values included (both refit by the shared ``_quantize.refit``).
+    for bit, values included (refit from leaf sums taken in the reference's order,
+    ``_quantize_kernels.refit``).
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)

@@ -180,10 +180,17 @@ def refit(tree, leaf_of_row: np.ndarray, rows: np.ndarray, gradients: np.ndarray
 
     ``leaf_of_row`` : int array (n_rows,), the leaf of each row of ``rows`` (others: any value).
     """
-    n_nodes = tree.n_nodes
     leaf = leaf_of_row[rows]  # (m,) in the order of rows
-    g_sum = np.bincount(leaf, weights=gradients[rows], minlength=n_nodes)  # sequential, in row order
-    h_sum = np.bincount(leaf, weights=hessians[rows], minlength=n_nodes)
+    g_sum = np.bincount(leaf, weights=gradients[rows], minlength=tree.n_nodes)  # sequential, in row order
+    h_sum = np.bincount(leaf, weights=hessians[rows], minlength=tree.n_nodes)
+    return refit_from_leaf_sums(tree, g_sum, h_sum, l2, gain_factor)
+
+
+def refit_from_leaf_sums(tree, g_sum: np.ndarray, h_sum: np.ndarray, l2: float, gain_factor: float):
+    """:func:`refit` from each leaf's sums (n_nodes,) of true gradients and hessians (other nodes: any
+    value): an internal node's sums are its children's, then the values and gains."""
+    g_sum, h_sum = g_sum.copy(), h_sum.copy()
+    n_nodes = tree.n_nodes
     for k in range(n_nodes - 1, -1, -1):  # children have larger ids than their parent
         if tree.left[k] != LEAF:
             children = [tree.left[k], tree.right[k]]
