@@ -41,8 +41,8 @@ def quantize_gradients(rng: np.random.Generator, gradients, hessians, bits: int,
     stats = np.empty((n_blocks, 5))  # (block, [max |g|, min h, max h, rows with h != h0, unsorted])
     if m:
         over_chunks(_statistics, n_blocks, gradients, hessians, rows, stats)
-    largest_g, smallest_h, largest_h = stats[:, 0].max(initial=0.0), stats[:, 1].min(initial=0.0), \
-        stats[:, 2].max(initial=0.0)
+    largest_g, largest_h = stats[:, 0].max(initial=0.0), stats[:, 2].max(initial=0.0)
+    smallest_h = stats[:, 1].min(initial=np.inf)
     if m and smallest_h < 0:
         raise ParameterError("quantized gradients need non-negative hessians")
     g_levels, h_levels = 2 ** (bits - 1) - 1, 2 ** bits - 1
@@ -56,7 +56,6 @@ def quantize_gradients(rng: np.random.Generator, gradients, hessians, bits: int,
     else:
         h_scale = _scale(largest_h, h_levels)
         u_h, h_fill = rng.random(m), -1  # -1: h~ rounded as g~
-
     out_g = np.zeros(len(gradients), dtype=np.int8)
     out_h = np.zeros(len(gradients), dtype=np.uint8)
     # a row listed twice keeps its last value, as NumPy's assignment: in parallel only when rows increase
