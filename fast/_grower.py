@@ -30,7 +30,8 @@ from numba import njit
 
 from twinrank.reference.binning import MISSING_BIN
 
-from ._histogram import N_SLOTS, build_into, constant_hessian
+from ._histogram import N_SLOTS, build_into, lanes_buffer
+from ._simd import LANES
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import PARTITION_BLOCK, partition
 from ._split import best_split, left_stats, score
@@ -42,7 +43,7 @@ NO_SPLIT = -1
 @njit(cache=True, nogil=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
-         n_threads, all_counts, all_counts_known, feature, bin_threshold, left, right, missing,
+         n_threads, feature, bin_threshold, left, right, missing,
          value, gain, count, hessian_sum, leaf_of_row, g_int, h_int, g_levels, h_levels,
          max_chunk):
     """Grow one tree into the node arrays; return the number of nodes.
@@ -52,8 +53,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     gain_rtol: twinrank.reference.tree.GAIN_TIE_RTOL (gains that close are ties);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
-    #     is cut, never the result); all_counts (d, 256), all_counts_known (1,): the root's
-    #     counts when every row is in the tree (``build_into``), kept from tree to tree
+    #     is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
     # IN  g_int (n_rows,) int8, h_int (n_rows,) uint8, or both (0,): quantized training's integers
@@ -63,10 +63,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
     orders = (rows.copy(), np.empty_like(rows))  # the two row buffers
-    gh = np.empty((m, 2))  # (m, 2) gathered gradients and hessians of a node
+    ghc = lanes_buffer(m)  # (m, LANES) gathered gradients, hessians, ones of a node
     goes_left = np.empty(m, dtype=np.uint8)
     block_lefts = np.empty(m // PARTITION_BLOCK + 2, dtype=np.int64)
-    hist = np.empty((max_leaves, n_features, N_SLOTS, 3))  # (slots, d, 256, 3) histogram pool
+    hist = np.empty((max_leaves, n_features, N_SLOTS, LANES))  # (slots, d, 256, LANES) histogram pool
     free_slots = list(range(max_leaves - 1, -1, -1))
     scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),
              np.empty(n_features, dtype=np.int64))  # per-feature best gain, bin, side of a scan
@@ -82,7 +82,6 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     best_bin = np.zeros((2, n_nodes_max), dtype=np.int64)
     best_side = np.zeros((2, n_nodes_max), dtype=np.int64)
     best = (best_gain, best_feature, best_bin, best_side)
-    is_const, h0 = constant_hessian(hessians, rows)
     n_packed = m if len(g_int) > 0 else 0
     pk = np.empty(n_packed, dtype=np.int64)  # (m,) gathered packed integers of a node
     ihist = np.empty((n_features if n_packed else 0, N_SLOTS), dtype=np.int64)
@@ -98,9 +97,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
-        _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root, m,
-                   gh, is_const, h0, n_threads, hist[slot[root]], np.bool_(False), all_counts,
-                   all_counts_known)
+        _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
+               m, ghc, n_threads, hist[slot[root]], np.bool_(False))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, scans, best)
 
@@ -111,7 +109,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         if k < 0:
             break
         f, b, side = best_feature[row, k], best_bin[row, k], best_side[row, k]
-        slots = hist[slot[k], f]  # (256, 3) the split feature's histogram
+        slots = hist[slot[k], f]  # (256, LANES) the split feature's histogram
         g_left, h_left, c_left = left_stats(slots, b, side == 1)
         g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
         if side == 2 or c_miss > 0:
@@ -154,8 +152,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                           bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                          max_depth, min_rows, gh, is_const, h0, n_threads, all_counts[:0],
-                          all_counts_known, packing)
+                          max_depth, min_rows, ghc, n_threads, packing)
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
@@ -172,8 +169,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
 @njit(cache=True, inline='always')
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                       bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                      max_depth, min_rows, gh, is_const, h0, n_threads, no_counts, no_counts_known,
-                      packing):
+                      max_depth, min_rows, ghc, n_threads, packing):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
     The largest child (ties: the last) takes the parent's slot minus its siblings'
@@ -197,8 +193,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
         else:
             target = free_slots.pop()
         _build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
-                   start[child], stop[child], gh, is_const, h0, n_threads, hist[parent_slot],
-                   np.bool_(split_large), no_counts, no_counts_known)
+               start[child], stop[child], ghc, n_threads, hist[parent_slot], np.bool_(split_large))
         if split_child:
             slot[child] = target
         else:
@@ -210,8 +205,8 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 
 
 @njit(cache=True, inline='always')
-def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-           is_const, h0, n_threads, parent, subtract, all_counts, all_counts_known):
+def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, ghc,
+           n_threads, parent, subtract):
     """``build_packed_into`` with quantized integers, else ``build_into``."""
     g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
     if len(g_int) > 0:
@@ -219,8 +214,8 @@ def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, sta
         build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
                           stop, pk, n_threads, parent, subtract)
     else:
-        build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-                   is_const, h0, n_threads, parent, subtract, all_counts, all_counts_known)
+        build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, ghc,
+                   n_threads, parent, subtract)
 
 
 @njit(cache=True, inline='always')

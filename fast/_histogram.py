@@ -19,12 +19,11 @@ layouts, whichever costs fewer cache misses for the node:
   here a block of rows is first gathered into a small buffer (independent loads,
   many in flight), then summed from it.
 
-When every hessian of the tree equals one value $h_0$ (squared error: 1),
-only gradients and counts are summed and the hessian slot is ``count * h0``
-(LightGBM's constant-hessian histograms): the same numbers whenever the sums
-are exact.
+A slot is four float64 lanes ``(g, h, 1, 0)``, added by one vector
+instruction (``_simd.add_lanes``): the row counts cost no extra memory
+operation, and the gathered buffer holds each row's four lanes.
 
-Accumulators are float64: the slot ``[..., 2]`` counts rows exactly up to 2**53.
+Accumulators are float64: the lane ``[..., 2]`` counts rows exactly up to 2**53.
 """
 from __future__ import annotations
 
@@ -33,7 +32,9 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-SLOT_SIZE = 3 * N_SLOTS  # [g, h, count] per slot: one feature's histogram, flattened
+from ._simd import LANES, add_lanes
+
+SLOT_SIZE = LANES * N_SLOTS  # [g, h, count, 0] per slot: one feature's histogram, flattened
 ROW_BLOCK = 4096  # positions per block of the column pass
 GATHER_ROWS = 256  # rows per gathered block of the row pass
 SPARSE_RATIO = 16  # a node with fewer than n_rows / SPARSE_RATIO rows uses the row-major bins
@@ -41,52 +42,40 @@ PARALLEL_WORK = 1 << 16  # rows x features below which a histogram is built on t
 
 
 @njit(cache=True)
-def constant_hessian(hessians, order):
-    """``(True, h0)`` if every ``hessians[order[i]]`` equals ``h0``, else ``(False, 0.0)``. O(n)."""
-    h0 = hessians[order[0]]
-    for i in range(len(order)):
-        if hessians[order[i]] != h0:
-            return False, 0.0
-    return True, h0
+def lanes_buffer(m):
+    """The (m, LANES) gather buffer of ``build_into``: lanes 2 and 3 preset to 1 and 0."""
+    ghc = np.zeros((m, LANES))
+    ghc[:, 2] = 1.0
+    return ghc
 
 
 @njit(cache=True)
-def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-               hessian_is_constant, h0, n_threads, parent, subtract, all_counts, all_counts_known):
+def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, ghc, n_threads,
+               parent, subtract):
     """Overwrite ``hist`` with the sums over the rows ``order[start:stop]``; if ``subtract``,
     also ``parent -= hist`` (the sibling's histogram, while each task's features are hot).
 
     Small nodes (under ``PARALLEL_WORK`` row-features) are built on the calling
-    thread: waking the pool would cost more than the work. The counts of a node
-    of every row in order (a root) are the same in every tree: with ``all_counts``
-    (d, 256) given (not (0, 256)), the first such build stores them there and sets
-    ``all_counts_known[0]``; later ones copy them instead of counting.
+    thread: waking the pool would cost more than the work.
 
     # IN  bin_columns (n_rows * d,) uint8, the bins in column-major order (feature f at
     #     f * n_rows); bin_rows (n_rows * d,) the same bins row-major; gradients, hessians
     #     (n_rows,); order (m,) row ids; n_threads: tasks to cut the features into
-    # OUT hist (d, 256, 3) float64 C order; parent (d, 256, 3) if subtract
-    # BUF gh (m, 2) float64, positions [start, stop) are overwritten
+    # OUT hist (d, 256, LANES) float64 C order; parent (d, 256, LANES) if subtract
+    # BUF ghc (m, LANES) from ``lanes_buffer``: lanes 0, 1 of positions [start, stop) overwritten
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
     in_order = _is_every_row_in_order(order, start, stop, len(gradients))
-    stored = in_order and all_counts.shape[0] == n_features
-    counts = all_counts if stored and all_counts_known[0] else all_counts[:0]
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
-            _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
+            ghc[i, 0], ghc[i, 1] = gradients[order[i]], hessians[order[i]]
         _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, gh, hessian_is_constant, h0, parent, subtract, counts)
+                    start, stop, ghc, parent, subtract)
     else:
         _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                        start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract, counts)
-    if stored and not all_counts_known[0]:
-        for f in range(n_features):  # loops, not slice assignment: no shape-error text to compile
-            for b in range(N_SLOTS):
-                all_counts[f, b] = hist[f, b, 2]
-        all_counts_known[0] = True
+                        start, stop, ghc, n_tasks, parent, subtract)
 
 
 @njit(cache=True, inline='always')
@@ -102,86 +91,56 @@ def _is_every_row_in_order(order, start, stop, n_rows):
 
 @njit(parallel=True, cache=True)
 def _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                    start, stop, gh, hessian_is_constant, h0, n_tasks, parent, subtract, counts):
+                    start, stop, ghc, n_tasks, parent, subtract):
     for i in prange(start, stop):
-        _gather(gh, i, order[i], gradients, hessians, hessian_is_constant)
+        ghc[i, 0], ghc[i, 1] = gradients[order[i]], hessians[order[i]]
     for task in prange(n_tasks):
         _build_task(np.int64(task), n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, gh, hessian_is_constant, h0, parent, subtract, counts)
-
-
-@njit(cache=True, inline='always')
-def _gather(gh, i, row, gradients, hessians, hessian_is_constant):
-    gh[i, 0] = gradients[row]
-    if not hessian_is_constant:
-        gh[i, 1] = hessians[row]
+                    start, stop, ghc, parent, subtract)
 
 
 @njit(cache=True)
 def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order, start, stop,
-                gh, hessian_is_constant, h0, parent, subtract, counts):
-    """One task's features ``[first, last)`` (equal shares): zero, sum (copy the counts if
-    ``counts`` holds them), fill constant hessians, subtract from the parent."""
+                ghc, parent, subtract):
+    """One task's features ``[first, last)`` (equal shares): zero, sum, subtract from the parent."""
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0
-    flat = hist.reshape(hist.size)  # (d * 768,) feature f at f * SLOT_SIZE
-    gh_flat = gh.reshape(gh.size)  # (2 m,) g and h interleaved
-    with_hessians, with_counts = not hessian_is_constant, len(counts) == 0
+    flat = hist.reshape(hist.size)  # (d * 256 * LANES,) feature f at f * SLOT_SIZE
+    lanes = ghc.reshape(ghc.size)  # (m * LANES,) row i's lanes at i * LANES
     if sparse:
-        _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians,
-                        with_counts)
+        _sum_row_blocks(flat, bin_rows, order, lanes, start, stop, first, last)
     else:
-        _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last,
-                           with_hessians, with_counts)
-    if not with_counts:
-        for f in range(first, last):
-            for b in range(N_SLOTS):
-                hist[f, b, 2] = counts[f, b]
-    lo, hi = first * SLOT_SIZE, last * SLOT_SIZE
-    if hessian_is_constant:
-        for at in range(lo + 1, hi, 3):
-            flat[at] = flat[at + 1] * h0
+        _sum_column_blocks(flat, bin_columns, in_order, order, lanes, start, stop, first, last)
     if subtract:
         parent_flat = parent.reshape(parent.size)
-        for at in range(lo, hi):
+        for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
             parent_flat[at] -= flat[at]
 
 
 # The inner loops index with unsigned integers: numba then emits no negative-index
 # wraparound, which otherwise costs more than the additions themselves.
 _1, _2, _3, _4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+_L = np.uint64(LANES)
 _SLOT = np.uint64(SLOT_SIZE)
 
 
-@njit(cache=True, inline='always')
-def _add(flat, at, g, h, with_hessians, with_counts):
-    """``flat[at:at + 3] += (g, h, 1)``: one slot of one feature's histogram."""
-    flat[at] += g
-    if with_hessians:
-        flat[at + _1] += h
-    if with_counts:
-        flat[at + _2] += 1.0
-
-
 @njit(cache=True)
-def _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last,
-                       with_hessians, with_counts):
+def _sum_column_blocks(flat, bin_columns, in_order, order, lanes, start, stop, first, last):
     """Dense nodes: per block of rows, four features per pass over the block. ``in_order``:
     ``order[i] == i``, so the columns are read without the indirection."""
     for block_start in range(start, stop, ROW_BLOCK):
         block_stop = min(stop, block_start + ROW_BLOCK)
         f = first
         while f + 4 <= last:
-            _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, block_start,
-                              block_stop, f, with_hessians, with_counts)
+            _sum_four_columns(flat, bin_columns, in_order, order, lanes, block_start, block_stop, f)
             f += 4
         for f in range(f, last):
             column = _column(bin_columns, f, len(flat) // SLOT_SIZE)
             base = np.uint64(f * SLOT_SIZE)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
-                _add(flat, base + np.uint64(column[np.uint64(order[i])]) * _3, gh_flat[i << _1],
-                     gh_flat[(i << _1) + _1], with_hessians, with_counts)
+                row = i if in_order else np.uint64(order[i])
+                add_lanes(flat, base + np.uint64(column[row]) * _L, lanes, i * _L)
 
 
 @njit(cache=True, inline='always')
@@ -192,8 +151,7 @@ def _column(bin_columns, f, n_features):
 
 
 @njit(cache=True)
-def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, f, with_hessians,
-                      with_counts):
+def _sum_four_columns(flat, bin_columns, in_order, order, lanes, start, stop, f):
     # IN the columns f .. f + 3 of bin_columns; OUT their histograms in flat
     d = len(flat) // SLOT_SIZE
     c0, c1 = _column(bin_columns, f, d), _column(bin_columns, f + 1, d)
@@ -202,11 +160,11 @@ def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, 
     b1, b2, b3 = b0 + _SLOT, b0 + _2 * _SLOT, b0 + _3 * _SLOT
     for i in range(np.uint64(start), np.uint64(stop)):
         row = i if in_order else np.uint64(order[i])
-        g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
-        _add(flat, b0 + np.uint64(c0[row]) * _3, g, h, with_hessians, with_counts)
-        _add(flat, b1 + np.uint64(c1[row]) * _3, g, h, with_hessians, with_counts)
-        _add(flat, b2 + np.uint64(c2[row]) * _3, g, h, with_hessians, with_counts)
-        _add(flat, b3 + np.uint64(c3[row]) * _3, g, h, with_hessians, with_counts)
+        at = i * _L
+        add_lanes(flat, b0 + np.uint64(c0[row]) * _L, lanes, at)
+        add_lanes(flat, b1 + np.uint64(c1[row]) * _L, lanes, at)
+        add_lanes(flat, b2 + np.uint64(c2[row]) * _L, lanes, at)
+        add_lanes(flat, b3 + np.uint64(c3[row]) * _L, lanes, at)
 
 
 @njit(cache=True, inline="always")
@@ -222,8 +180,7 @@ def gather_block(block, bin_rows, order, block_start, block_stop, n_features, fi
 
 
 @njit(cache=True)
-def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, with_hessians,
-                    with_counts):
+def _sum_row_blocks(flat, bin_rows, order, lanes, start, stop, first, last):
     """Sparse nodes: copy a block of rows' bins ``[first, last)`` to a buffer, then sum from it."""
     width = np.uint64(last - first)
     n_features = np.uint64(len(flat) // SLOT_SIZE)
@@ -237,20 +194,16 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last, wi
             at = base + j * _SLOT
             k = j
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
-                g, h = gh_flat[i << _1], gh_flat[(i << _1) + _1]
-                _add(flat, at + np.uint64(block[k]) * _3, g, h, with_hessians, with_counts)
-                _add(flat, at + _SLOT + np.uint64(block[k + _1]) * _3, g, h, with_hessians,
-                     with_counts)
-                _add(flat, at + _2 * _SLOT + np.uint64(block[k + _2]) * _3, g, h, with_hessians,
-                     with_counts)
-                _add(flat, at + _3 * _SLOT + np.uint64(block[k + _3]) * _3, g, h, with_hessians,
-                     with_counts)
+                row_lanes = i * _L
+                add_lanes(flat, at + np.uint64(block[k]) * _L, lanes, row_lanes)
+                add_lanes(flat, at + _SLOT + np.uint64(block[k + _1]) * _L, lanes, row_lanes)
+                add_lanes(flat, at + _2 * _SLOT + np.uint64(block[k + _2]) * _L, lanes, row_lanes)
+                add_lanes(flat, at + _3 * _SLOT + np.uint64(block[k + _3]) * _L, lanes, row_lanes)
                 k += width
             j += _4
         for j in range(j, width):
             at = base + j * _SLOT
             k = j
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
-                _add(flat, at + np.uint64(block[k]) * _3, gh_flat[i << _1], gh_flat[(i << _1) + _1],
-                     with_hessians, with_counts)
+                add_lanes(flat, at + np.uint64(block[k]) * _L, lanes, i * _L)
                 k += width

@@ -1,4 +1,4 @@
-"""The two memory layouts of a binned matrix that the fast tree grower reads, and its root counts.
+"""The two memory layouts of a binned matrix that the fast tree grower reads.
 
 Column-major (Fortran) bins make the histograms of big nodes fast (each feature
 one contiguous stream); row-major bins make those of small nodes fast (a row's
@@ -7,9 +7,6 @@ needs both. ``twinrank.fast.binning.apply_bins`` returns read-only Fortran-order
 bins; their row-major copy is made once, on first use, and kept until the binned
 matrix itself is garbage collected. Read-only means the copy cannot go stale.
 Any other array gets fresh copies on every call (correct, slower).
-
-The same cache keeps the per-bin row counts of all rows (``root_counts``): every
-tree grown on every row has that root, so only the first one counts them.
 """
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ import weakref
 
 import numpy as np
 
-_ROW_MAJOR: dict = {}  # id(binned) -> (weak reference, C-ordered copy, root counts, known flag)
+_ROW_MAJOR: dict = {}  # id(binned) -> (weak reference, C-ordered copy)
 
 
 def bin_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -27,21 +24,12 @@ def bin_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return binned, _entry(binned)[1]
 
 
-def root_counts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(counts, known)``: a (d, 256) float64 array for the rows of each bin over all rows, and
-    a (1,) bool that the grower sets once it has filled ``counts``; kept with ``binned``."""
-    if not binned.flags.f_contiguous or binned.flags.writeable:
-        return np.zeros((binned.shape[1], 256)), np.zeros(1, dtype=bool)
-    return _entry(binned)[2:]
-
-
 def _entry(binned: np.ndarray) -> tuple:
     key = id(binned)
     entry = _ROW_MAJOR.get(key)
     if entry is None or entry[0]() is not binned:
         forget = weakref.ref(binned, lambda _, key=key, cache=_ROW_MAJOR: cache.pop(key, None))
-        entry = _ROW_MAJOR[key] = (forget, _read_only(np.ascontiguousarray(binned)),
-                                   np.zeros((binned.shape[1], 256)), np.zeros(1, dtype=bool))
+        entry = _ROW_MAJOR[key] = (forget, _read_only(np.ascontiguousarray(binned)))
     return entry
 
 

@@ -12,7 +12,7 @@ instead of three float adds, 8 bytes per slot instead of 24. The sum is exact (t
 complement) and splits back into ``(G, H, count)``. A node too large for the three fields in
 64 bits (:func:`packed_layout`; at 4 bits, beyond about 260,000 rows) is summed in chunks of rows
 that fit (:func:`packed_chunk`), each chunk's sums unpacked and added into the float64
-histogram (exact: integers below 2**53). Either way the node's histogram is the exact integer
+histogram (``_histogram``'s lanes; exact: integers below 2**53). Either way the node's histogram is the exact integer
 sums, so the tree does not depend on how it was cut, nor on the thread count.
 
     gather      prange over rows       pk[i] = packed (g, h, 1) of row order[i]  O(n_node)
@@ -70,7 +70,7 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
     #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
-    # OUT hist (d, 256, 3) float64; parent (d, 256, 3) if subtract
+    # OUT hist (d, 256, LANES) float64; parent (d, 256, LANES) if subtract
     # BUF ihist (d, 256) int64; pk (m,) int64, positions [start, stop) overwritten
     """
     n_features = hist.shape[0]

@@ -28,8 +28,9 @@ from twinrank.reference.tree import _split_threshold
 from . import _grower
 from ._grower import grow
 from ._threads import threads
-from ._layout import bin_layouts, root_counts
-from ._histogram import build_into, constant_hessian
+from ._layout import bin_layouts
+from ._histogram import build_into, lanes_buffer
+from ._simd import LANES
 from ._quantize_kernels import quantize_gradients, refit
 from ._split import best_split, left_stats
 
@@ -82,7 +83,7 @@ def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *root_counts(job.binned), *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels,
+        *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels,
         PACKED_CHUNK_ROWS)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
@@ -120,19 +121,16 @@ def _row_ids(rows: np.ndarray, n_rows: int) -> np.ndarray:
 def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.tree.build_histogram` (the grower's kernel).
 
-    Parallel over features; with all hessians equal, the hessian slots are
-    ``count * h0`` (exact whenever the reference's sums are).
+    Parallel over features; each slot summed in row order, as the reference's ``np.bincount``.
     """
     columns, by_row = _flat_layouts(binned)
     rows = _row_ids(np.asarray(rows), binned.shape[0])
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
-    hist = np.empty((binned.shape[1], N_SLOTS, 3))  # (n_features, 256, 3)
-    is_const, h0 = constant_hessian(hessians, rows) if len(rows) else (False, 0.0)
+    hist = np.empty((binned.shape[1], N_SLOTS, LANES))  # (n_features, 256, LANES)
     build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
-               np.empty((len(rows), 2)), is_const, h0, numba.get_num_threads(), hist, False,
-               np.empty((0, N_SLOTS)), np.zeros(1, dtype=bool))
-    return hist
+               lanes_buffer(len(rows)), numba.get_num_threads(), hist, False)
+    return np.ascontiguousarray(hist[..., :3])  # (n_features, 256, 3): g, h, count
 
 
 def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
