@@ -30,7 +30,7 @@ from numba import njit
 
 from twinrank.reference.binning import MISSING_BIN
 
-from ._histogram import N_SLOTS, build_into, lanes_buffer
+from ._histogram import N_SLOTS, build_into
 from ._simd import LANES
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import PARTITION_BLOCK, partition
@@ -63,7 +63,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
     orders = (rows.copy(), np.empty_like(rows))  # the two row buffers
-    ghc = lanes_buffer(m)  # (m, LANES) gathered gradients, hessians, ones of a node
+    gh = np.empty((m, 2))  # (m, 2) gathered gradients and hessians of a node
     goes_left = np.empty(m, dtype=np.uint8)
     block_lefts = np.empty(m // PARTITION_BLOCK + 2, dtype=np.int64)
     hist = np.empty((max_leaves, n_features, N_SLOTS, LANES))  # (slots, d, 256, LANES) histogram pool
@@ -98,7 +98,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
         _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
-               m, ghc, n_threads, hist[slot[root]], np.bool_(False))
+               m, gh, n_threads, hist[slot[root]], np.bool_(False))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, scans, best)
 
@@ -152,7 +152,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                           bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                          max_depth, min_rows, ghc, n_threads, packing)
+                          max_depth, min_rows, gh, n_threads, packing)
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
@@ -169,7 +169,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
 @njit(cache=True, inline='always')
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                       bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                      max_depth, min_rows, ghc, n_threads, packing):
+                      max_depth, min_rows, gh, n_threads, packing):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
     The largest child (ties: the last) takes the parent's slot minus its siblings'
@@ -193,7 +193,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
         else:
             target = free_slots.pop()
         _build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
-               start[child], stop[child], ghc, n_threads, hist[parent_slot], np.bool_(split_large))
+               start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large))
         if split_child:
             slot[child] = target
         else:
@@ -205,7 +205,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 
 
 @njit(cache=True, inline='always')
-def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, ghc,
+def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
            n_threads, parent, subtract):
     """``build_packed_into`` with quantized integers, else ``build_into``."""
     g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
@@ -214,7 +214,7 @@ def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, sta
         build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
                           stop, pk, n_threads, parent, subtract)
     else:
-        build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, ghc,
+        build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
                    n_threads, parent, subtract)
 
 

@@ -19,9 +19,9 @@ layouts, whichever costs fewer cache misses for the node:
   here a block of rows is first gathered into a small buffer (independent loads,
   many in flight), then summed from it.
 
-A slot is four float64 lanes ``(g, h, 1, 0)``, added by one vector
-instruction (``_simd.add_lanes``): the row counts cost no extra memory
-operation, and the gathered buffer holds each row's four lanes.
+A slot is four float64 lanes ``(g, h, count, 0)``; a row adds ``(g, h, 1, 0)``
+to it with one vector instruction (``_simd.add_row``), so the row counts cost
+no extra memory operation.
 
 Accumulators are float64: the lane ``[..., 2]`` counts rows exactly up to 2**53.
 """
@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._simd import LANES, add_lanes
+from ._simd import LANES, add_row
 
 SLOT_SIZE = LANES * N_SLOTS  # [g, h, count, 0] per slot: one feature's histogram, flattened
 ROW_BLOCK = 4096  # positions per block of the column pass
@@ -42,15 +42,7 @@ PARALLEL_WORK = 1 << 16  # rows x features below which a histogram is built on t
 
 
 @njit(cache=True)
-def lanes_buffer(m):
-    """The (m, LANES) gather buffer of ``build_into``: lanes 2 and 3 preset to 1 and 0."""
-    ghc = np.zeros((m, LANES))
-    ghc[:, 2] = 1.0
-    return ghc
-
-
-@njit(cache=True)
-def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, ghc, n_threads,
+def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh, n_threads,
                parent, subtract):
     """Overwrite ``hist`` with the sums over the rows ``order[start:stop]``; if ``subtract``,
     also ``parent -= hist`` (the sibling's histogram, while each task's features are hot).
@@ -62,7 +54,7 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     #     f * n_rows); bin_rows (n_rows * d,) the same bins row-major; gradients, hessians
     #     (n_rows,); order (m,) row ids; n_threads: tasks to cut the features into
     # OUT hist (d, 256, LANES) float64 C order; parent (d, 256, LANES) if subtract
-    # BUF ghc (m, LANES) from ``lanes_buffer``: lanes 0, 1 of positions [start, stop) overwritten
+    # BUF gh (m, 2) float64, positions [start, stop) are overwritten
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
@@ -70,12 +62,12 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     in_order = _is_every_row_in_order(order, start, stop, len(gradients))
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
-            ghc[i, 0], ghc[i, 1] = gradients[order[i]], hessians[order[i]]
+            gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
         _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, ghc, parent, subtract)
+                    start, stop, gh, parent, subtract)
     else:
         _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                        start, stop, ghc, n_tasks, parent, subtract)
+                        start, stop, gh, n_tasks, parent, subtract)
 
 
 @njit(cache=True, inline='always')
@@ -91,27 +83,27 @@ def _is_every_row_in_order(order, start, stop, n_rows):
 
 @njit(parallel=True, cache=True)
 def _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                    start, stop, ghc, n_tasks, parent, subtract):
+                    start, stop, gh, n_tasks, parent, subtract):
     for i in prange(start, stop):
-        ghc[i, 0], ghc[i, 1] = gradients[order[i]], hessians[order[i]]
+        gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
     for task in prange(n_tasks):
         _build_task(np.int64(task), n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, ghc, parent, subtract)
+                    start, stop, gh, parent, subtract)
 
 
 @njit(cache=True)
 def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order, start, stop,
-                ghc, parent, subtract):
+                gh, parent, subtract):
     """One task's features ``[first, last)`` (equal shares): zero, sum, subtract from the parent."""
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0
     flat = hist.reshape(hist.size)  # (d * 256 * LANES,) feature f at f * SLOT_SIZE
-    lanes = ghc.reshape(ghc.size)  # (m * LANES,) row i's lanes at i * LANES
+    gh_flat = gh.reshape(gh.size)  # (2 m,) g and h interleaved
     if sparse:
-        _sum_row_blocks(flat, bin_rows, order, lanes, start, stop, first, last)
+        _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last)
     else:
-        _sum_column_blocks(flat, bin_columns, in_order, order, lanes, start, stop, first, last)
+        _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last)
     if subtract:
         parent_flat = parent.reshape(parent.size)
         for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
@@ -126,21 +118,21 @@ _SLOT = np.uint64(SLOT_SIZE)
 
 
 @njit(cache=True)
-def _sum_column_blocks(flat, bin_columns, in_order, order, lanes, start, stop, first, last):
+def _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last):
     """Dense nodes: per block of rows, four features per pass over the block. ``in_order``:
     ``order[i] == i``, so the columns are read without the indirection."""
     for block_start in range(start, stop, ROW_BLOCK):
         block_stop = min(stop, block_start + ROW_BLOCK)
         f = first
         while f + 4 <= last:
-            _sum_four_columns(flat, bin_columns, in_order, order, lanes, block_start, block_stop, f)
+            _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, block_start, block_stop, f)
             f += 4
         for f in range(f, last):
             column = _column(bin_columns, f, len(flat) // SLOT_SIZE)
             base = np.uint64(f * SLOT_SIZE)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
                 row = i if in_order else np.uint64(order[i])
-                add_lanes(flat, base + np.uint64(column[row]) * _L, lanes, i * _L)
+                add_row(flat, base + np.uint64(column[row]) * _L, gh_flat, i << _1)
 
 
 @njit(cache=True, inline='always')
@@ -151,7 +143,7 @@ def _column(bin_columns, f, n_features):
 
 
 @njit(cache=True)
-def _sum_four_columns(flat, bin_columns, in_order, order, lanes, start, stop, f):
+def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, f):
     # IN the columns f .. f + 3 of bin_columns; OUT their histograms in flat
     d = len(flat) // SLOT_SIZE
     c0, c1 = _column(bin_columns, f, d), _column(bin_columns, f + 1, d)
@@ -160,11 +152,11 @@ def _sum_four_columns(flat, bin_columns, in_order, order, lanes, start, stop, f)
     b1, b2, b3 = b0 + _SLOT, b0 + _2 * _SLOT, b0 + _3 * _SLOT
     for i in range(np.uint64(start), np.uint64(stop)):
         row = i if in_order else np.uint64(order[i])
-        at = i * _L
-        add_lanes(flat, b0 + np.uint64(c0[row]) * _L, lanes, at)
-        add_lanes(flat, b1 + np.uint64(c1[row]) * _L, lanes, at)
-        add_lanes(flat, b2 + np.uint64(c2[row]) * _L, lanes, at)
-        add_lanes(flat, b3 + np.uint64(c3[row]) * _L, lanes, at)
+        at = i << _1
+        add_row(flat, b0 + np.uint64(c0[row]) * _L, gh_flat, at)
+        add_row(flat, b1 + np.uint64(c1[row]) * _L, gh_flat, at)
+        add_row(flat, b2 + np.uint64(c2[row]) * _L, gh_flat, at)
+        add_row(flat, b3 + np.uint64(c3[row]) * _L, gh_flat, at)
 
 
 @njit(cache=True, inline="always")
@@ -180,7 +172,7 @@ def gather_block(block, bin_rows, order, block_start, block_stop, n_features, fi
 
 
 @njit(cache=True)
-def _sum_row_blocks(flat, bin_rows, order, lanes, start, stop, first, last):
+def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last):
     """Sparse nodes: copy a block of rows' bins ``[first, last)`` to a buffer, then sum from it."""
     width = np.uint64(last - first)
     n_features = np.uint64(len(flat) // SLOT_SIZE)
@@ -194,16 +186,16 @@ def _sum_row_blocks(flat, bin_rows, order, lanes, start, stop, first, last):
             at = base + j * _SLOT
             k = j
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
-                row_lanes = i * _L
-                add_lanes(flat, at + np.uint64(block[k]) * _L, lanes, row_lanes)
-                add_lanes(flat, at + _SLOT + np.uint64(block[k + _1]) * _L, lanes, row_lanes)
-                add_lanes(flat, at + _2 * _SLOT + np.uint64(block[k + _2]) * _L, lanes, row_lanes)
-                add_lanes(flat, at + _3 * _SLOT + np.uint64(block[k + _3]) * _L, lanes, row_lanes)
+                pair = i << _1
+                add_row(flat, at + np.uint64(block[k]) * _L, gh_flat, pair)
+                add_row(flat, at + _SLOT + np.uint64(block[k + _1]) * _L, gh_flat, pair)
+                add_row(flat, at + _2 * _SLOT + np.uint64(block[k + _2]) * _L, gh_flat, pair)
+                add_row(flat, at + _3 * _SLOT + np.uint64(block[k + _3]) * _L, gh_flat, pair)
                 k += width
             j += _4
         for j in range(j, width):
             at = base + j * _SLOT
             k = j
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
-                add_lanes(flat, at + np.uint64(block[k]) * _L, lanes, i * _L)
+                add_row(flat, at + np.uint64(block[k]) * _L, gh_flat, i << _1)
                 k += width
