@@ -42,8 +42,8 @@ NO_SPLIT = -1
 # nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
 @njit(cache=True, nogil=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
-         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
-         n_threads, feature, bin_threshold, left, right, missing,
+         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise,
+         separate, n_threads, feature, bin_threshold, left, right, missing,
          value, gain, count, hessian_sum, leaf_of_row, g_int, h_int, g_levels, h_levels,
          max_chunk):
     """Grow one tree into the node arrays; return the number of nodes.
@@ -52,6 +52,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     gradients, hessians (n_rows,); rows (m,) int32 row ids; n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     gain_rtol: twinrank.reference.tree.GAIN_TIE_RTOL (gains that close are ties);
+    #     gradient_noise: gain_rtol * sum |g| over the rows (reference._split.rounding_gain);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
     #     is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
@@ -100,7 +101,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
                m, gh, n_threads, hist[slot[root]], np.bool_(False))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
-                  penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, scans, best)
+                  penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
+                  best)
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
@@ -157,7 +159,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
                           feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
-                          separate, scans, best)
+                          gradient_noise, separate, scans, best)
     if len(leaf_of_row) > 0:
         for k in range(n_nodes):
             if left[k] == NO_SPLIT:
@@ -249,7 +251,7 @@ def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rt
 
 @njit(cache=True, inline='always')
 def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
-              min_rows, min_hessian, l2, min_gain, gain_rtol, separate, scans, best):
+              min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans, best):
     """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
     ``min_gain`` (``best_split``); free its histogram if neither does."""
     gains, bins, sides = scans
@@ -261,7 +263,7 @@ def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feat
             break
         f = best_split(hist[slot[k]], g_sum[k], hessian_sum[k], np.float64(count[k]), n_bins,
                        feature_mask[k], penalty, min_rows, min_hessian, l2, separate and row == 0,
-                       min_gain, gain_rtol, gains, bins, sides)
+                       min_gain, gain_rtol, gradient_noise, gains, bins, sides)
         if f >= 0:
             best_gain[row, k], best_feature[row, k] = gains[f], f
             best_bin[row, k], best_side[row, k] = bins[f], sides[f]

@@ -112,16 +112,17 @@ def _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min
 
 @njit(cache=True)
 def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l2, three_way,
-               min_gain, rtol, gains, bins, sides):
+               min_gain, rtol, gradient_noise, gains, bins, sides):
     """The feature of the node's best split, -1 if no valid candidate's gain beats ``min_gain``
-    (its gain, bin, side: in the buffers at that feature).
+    plus the tie tolerance and ``score(gradient_noise, h, l2)`` (the reference's ``rounding_gain``);
+    its gain, bin, side: in the buffers at that feature.
 
     Scans the features one after the other on the calling thread, then applies the
     tie rule (module docstring).
 
     # IN  hist (d, 256, 3); n_bins (d,); allowed (d,) bool; penalty (d,); three_way: separate
     #     mode's three-way candidates where a feature's missing rows can make a child;
-    #     rtol: twinrank.reference.tree.GAIN_TIE_RTOL
+    #     rtol: twinrank.reference.tree.GAIN_TIE_RTOL; gradient_noise: rtol * sum |g| of the tree
     # BUF gains (d,) float64, bins (d,) int64, sides (d,) int64: per-feature bests
     """
     parent_score = score(g, h, l2)
@@ -133,7 +134,7 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     for f in range(n_features):
         best = max(best, gains[f])
     scale = abs(best) + parent_score
-    if best == -np.inf or not best > min_gain + rtol * scale:
+    if best == -np.inf or not best > min_gain + rtol * scale + score(gradient_noise, h, l2):
         return -1
     floor = best - rtol * scale  # reference.tree.tie_floor
     for f in range(n_features):

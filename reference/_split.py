@@ -34,7 +34,7 @@ class Split:
 
 
 def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
-                    two_way: bool = False):
+                    two_way: bool = False, gradient_noise: float = 0.0):
     r"""The best valid split of a node from its histogram, or None if no gain beats ``min_gain_to_split``.
 
     Parameters
@@ -46,6 +46,7 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     penalty : float64 array (n_features,), $\lambda_c c_f$
     min_rows : int, ``params.min_rows_in_leaf(len(rows))``
     two_way : only the two-way candidates, whatever ``params.missing_split`` (a tree's last split)
+    gradient_noise : $\epsilon \sum_i |g_i|$ over the tree's rows (:func:`rounding_gain`); 0: none
 
     Notes
     -----
@@ -55,11 +56,11 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     features = np.flatnonzero(allowed)  # (k,) ascending: the tie order is kept
     hists = np.moveaxis(hist[features], -1, 0)[:, None]  # (3, 1, k, 256): statistics first, as the grower's
     return best_splits_among(hists, features[None], totals[None], n_bins, penalty, params, min_rows,
-                             two_way=two_way)[0]
+                             two_way=two_way, gradient_noise=gradient_noise)[0]
 
 
 def best_splits_among(hists, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, *,
-                      two_way: bool = False) -> list:
+                      two_way: bool = False, gradient_noise=0.0) -> list:
     r""":func:`find_best_split` of each of a batch of nodes that have ``k`` features each.
 
     Parameters
@@ -71,6 +72,8 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
     min_rows : int, or int array (n_nodes,): each node's ``params.min_rows_in_leaf`` (the
         nodes may come from trees grown on different numbers of rows)
     n_bins, penalty, params, two_way : as in :func:`find_best_split`
+    gradient_noise : float, or float array (n_nodes,): each node's tree's ``gradient_noise``
+        (:func:`rounding_gain`)
 
     Returns
     -------
@@ -113,7 +116,9 @@ def best_splits_among(hists, features, totals, n_bins, penalty, params: TreePara
                                                       penalty[features])]  # of each threshold's feature
     gain = np.stack([_side_gains(side, below, totals, parent_score, b, *per_threshold, min_rows, params)
                      for side in sides], axis=-1)  # (n_nodes, c, len(sides)); -inf: none, or invalid
-    return _first_tied(gain, sides, j, b, below, missing, features, totals[:, :, 0], parent_score[:, 0], params)
+    noise = rounding_gain(np.asarray(gradient_noise), totals[H, :, 0], l2)  # (n_nodes,) or ()
+    return _first_tied(gain, sides, j, b, below, missing, features, totals[:, :, 0], parent_score[:, 0], noise,
+                       params)
 
 
 def _thresholds(node_bins: np.ndarray, width: int) -> np.ndarray:
@@ -139,13 +144,14 @@ def _side_gains(side, below, totals, parent_score, b, missing, n_f, has_missing,
     return np.where(valid, side_gain, -np.inf)
 
 
-def _first_tied(gain, sides, j, b, below, missing, features, totals, parent_score, params: TreeParams) -> list:
+def _first_tied(gain, sides, j, b, below, missing, features, totals, parent_score, noise,
+                params: TreeParams) -> list:
     """Each node's best split from its candidates' gains (n_nodes, c, len(sides)): the first
     candidate tied with the best, or None if no gain beats ``min_gain_to_split``."""
     flat = gain.reshape(len(gain), -1)  # (n_nodes, c * len(sides)) in the tie order
     best = flat.max(axis=1)  # (n_nodes,)
     scale = np.abs(best) + parent_score  # (n_nodes,)
-    splits = best > params.min_gain_to_split + GAIN_TIE_RTOL * scale  # (n_nodes,) False where -inf
+    splits = best > params.min_gain_to_split + GAIN_TIE_RTOL * scale + noise  # (n_nodes,) False where -inf
     first = np.argmax(flat >= tie_floor(best, scale)[:, None], axis=1)  # (n_nodes,) first tied
     return [_split_at(n, *divmod(int(first[n]), len(sides)), gain, sides, j, b, below, missing, features, totals)
             if splits[n] else None for n in range(len(gain))]
@@ -204,6 +210,28 @@ def _candidates_exist(n_f: np.ndarray, b: np.ndarray, has_missing: np.ndarray, s
         return inner & has_missing & ~separate
     last = (b == n_f - 1) & has_missing  # all values left, missing right
     return (inner | last) & ~separate
+
+
+def gradient_noise(job) -> float:
+    r"""$\epsilon A$, $A = \sum_i |g_i|$ over the rows of a grower's job (``job.gradients[job.rows]``,
+    the integers in quantized training): how far from zero any sum of those gradients may be
+    and still be zero up to rounding (:func:`rounding_gain`)."""
+    return float(GAIN_TIE_RTOL * np.abs(job.gradients[job.rows]).sum())
+
+
+def rounding_gain(gradient_noise, h, l2):
+    r"""The largest gain rounding alone can show in a node of hessian sum $H$: $(\epsilon A)^2 / (H + \lambda_2)$,
+    0 if the denominator is not positive.
+
+    $A = \sum_i |g_i|$ over the tree's rows and $\epsilon$ = ``GAIN_TIE_RTOL``
+    (``gradient_noise`` $= \epsilon A$, :func:`gradient_noise`). A node whose
+    rows' gradients cancel has $G \approx 0$ and children whose sums are rounding
+    residue (about $10^{-16} A$, as parent minus sibling): their "gain" is some
+    $10^{-32}$, which the relative tie tolerance cannot tell from zero since the
+    node's own score is as small. Such a node is not split.
+    """
+    denominator = h + l2
+    return gradient_noise * gradient_noise / np.where(denominator > 0, denominator, np.inf)
 
 
 def _score(stats: np.ndarray, l2: float) -> np.ndarray:

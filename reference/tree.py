@@ -69,9 +69,11 @@ gain is a difference of), every candidate of gain $\ge G^* - \epsilon S$
 ties with the best, and the node's best split is the first tied candidate in
 the order (feature ascending, bin ascending, missing right before missing left),
 with its own gain. A node is split only if
-$G^* > \mathrm{min\_gain\_to\_split} + \epsilon S$ (a gain tied with
-``params.min_gain_to_split`` does not beat it: no split is made on a gain that
-is zero up to rounding), its depth is ``< params.max_depth`` (the root has
+$G^* > \mathrm{min\_gain\_to\_split} + \epsilon S + (\epsilon A)^2 / (H + \lambda_2)$,
+$A = \sum_i |g_i|$ over the tree's rows (a gain tied with
+``params.min_gain_to_split`` does not beat it, and no split is made on a gain that
+is zero up to rounding, also where the node's gradients cancel:
+``_split.rounding_gain``), its depth is ``< params.max_depth`` (the root has
 depth 0) and the tree has fewer than ``params.max_leaves`` leaves.
 
 Growth is leaf-wise: repeatedly split the leaf of largest best gain, ties by the
@@ -118,12 +120,14 @@ values and hessian sums are then refit from the true ``gradients`` and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from ._histogram import build_histogram, node_histograms
 from ._quantize import QuantizedGradients, checked_quantized, integer_job, quantize_gradients, refit
-from ._split import GAIN_TIE_RTOL, Split, _score, best_splits_among, find_best_split, tie_floor
+from ._split import (GAIN_TIE_RTOL, Split, _score, best_splits_among, find_best_split, gradient_noise,
+                     tie_floor)
 from ._tree_checks import _checked_inputs
 from .constants import COUNT, G, H, MISSING_BIN
 from .model import LEAF, Tree
@@ -178,6 +182,7 @@ class _Growth:
     best splits, and the best-first loop cut into steps (:meth:`split_next`)."""
 
     def __init__(self, job):
+        job = SimpleNamespace(**vars(job), gradient_noise=gradient_noise(job))  # rounding_gain's
         self.job, self.nodes = job, [_node(job, job.rows, depth=0, node_id=0)]
         self.leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
         self.n_leaves = 1
@@ -362,8 +367,10 @@ def _best_splits_of(batch: list) -> list:
             np.stack([n.totals for _, n in batch]),  # (n_nodes, 3)
             job.n_bins, job.penalty, job.params,
             np.array([j.min_rows for j, _ in batch]))  # (n_nodes,) each tree's min_rows
-    best = best_splits_among(*args)
-    two_way = best if job.params.missing_split == "learn" else best_splits_among(*args, two_way=True)
+    noise = np.array([j.gradient_noise for j, _ in batch])  # (n_nodes,) each tree's
+    best = best_splits_among(*args, gradient_noise=noise)
+    two_way = best if job.params.missing_split == "learn" else best_splits_among(
+        *args, two_way=True, gradient_noise=noise)
     return list(zip(best, two_way))
 
 

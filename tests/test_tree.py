@@ -1,5 +1,6 @@
 """The tree grower, layer by layer: histograms, split choice, whole trees, twins, threads, oracles."""
 import gc
+from pathlib import Path
 import importlib
 
 import numba
@@ -373,6 +374,26 @@ def test_twins_pick_the_same_split_among_copied_and_nested_features(job, order_s
     X = X[:, np.random.default_rng(order_seed).permutation(X.shape[1])]
     same_splits(grow_on(ref, X, g, h, rows, params), grow_on(fast, X, g, h, rows, params))
 
+
+
+def test_no_split_on_the_rounding_residue_of_cancelling_gradients():
+    """Found by hypothesis: a node of rows of gradient 0 and its sibling's rows; parent minus
+    sibling left children sums of ~1e-16 and a "gain" of 7e-32, which the fast twin took (a
+    split more) and the reference did not. Both must see it as zero (``rounding_gain``)."""
+    arrays = np.load(Path(__file__).parent / "fixtures" / "cancelling_gradients.npz")
+    X, g, h = arrays["X"], arrays["g"], arrays["h"]
+    params = TreeParams(max_leaves=4, min_samples_leaf=1)
+    ref_tree, fast_tree = grow_on(ref, X, g, h, None, params), grow_on(fast, X, g, h, None, params)
+    same_splits(ref_tree, fast_tree)
+    assert np.all(ref_tree.gain[ref_tree.feature != LEAF] > 1e-6)  # the two real splits only
+    thresholds = ref_binning.bin_thresholds(X, 255)
+    n_bins, rows = np.array([len(t) + 1 for t in thresholds]), np.arange(len(g))
+    totals = np.array([g.sum(), h.sum(), len(g)])
+    for twin in TWINS:  # the root's best split, then the same with a floor above every gain
+        hist = twin.build_histogram(binned_for(twin, X, thresholds), g.copy(), h.copy(), rows)
+        found = [twin.find_best_split(hist, totals, n_bins, np.ones(2, bool), np.zeros(2), params, 1,
+                                      gradient_noise=noise) for noise in (0.0, 1e3)]
+        assert found[0] is not None and found[1] is None
 
 @pytest.mark.parametrize("twin", TWINS, ids=TWIN_IDS)
 @given(job=tied_feature_jobs())
