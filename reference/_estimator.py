@@ -80,7 +80,7 @@ class RankerEstimator(ScikitLearnProtocol):
         return SimpleNamespace(fit=from_names(FitParams, self.get_params()))
 
     def fit(self, X, y=None, qid=None, *, eval_set=None, init_score=None, callback=None):
-        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets.
+        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets (or one Dataset).
 
         Only the first ``eval_set`` entry is used (metric history, early stopping).
         ``init_score``: raw initial scores of the training rows (boosted rankers; not
@@ -281,11 +281,23 @@ def _transformed(data: Dataset | None, fitted) -> Dataset | None:
 
 
 def first_eval_set(eval_set):
-    """The first entry of ``eval_set`` (``(X, y, qid)`` or a Dataset) as a Dataset, or None."""
-    if not eval_set:
+    """The first entry of ``eval_set`` (``(X, y, qid)`` or a Dataset) as a Dataset, or None.
+
+    ``eval_set`` is a list of them (scikit-learn's convention); a lone Dataset is taken as
+    the list of it, anything else is a ParameterError that says what is expected.
+    """
+    if isinstance(eval_set, Dataset):
+        return as_dataset(eval_set)
+    if eval_set is None or (isinstance(eval_set, (list, tuple)) and len(eval_set) == 0):
         return None
-    first = eval_set[0]
-    return as_dataset(*first, what="eval_set") if isinstance(first, tuple) else as_dataset(first)
+    first = eval_set[0] if isinstance(eval_set, (list, tuple)) else None
+    if isinstance(first, tuple):
+        return as_dataset(*first, what="eval_set")
+    if isinstance(first, Dataset):
+        return as_dataset(first)
+    raise ParameterError(f"eval_set must be a list of (X, y, qid) tuples or Datasets, e.g. "
+                         f"eval_set=[valid]; got {type(eval_set).__name__}"
+                         + (f" of {type(first).__name__}" if first is not None else ""))
 
 
 def with_progress(callback, verbose: int, label: str = ""):

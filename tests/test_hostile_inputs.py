@@ -307,3 +307,20 @@ def test_a_sparse_matrix_too_wide_for_memory_is_refused():
     X = sparse.csr_matrix((10**6, 10**9), dtype=np.float32)  # 3.6 PiB dense
     with pytest.raises(ParameterError, match="select fewer features"):
         reference.Dataset(X, np.zeros(10**6), [0, 10**6])
+
+
+@TWINS
+def test_eval_set_may_be_one_dataset_and_anything_else_is_explained(twin):
+    """``eval_set=[valid]`` is the convention; ``eval_set=valid`` (a Dataset) means the same,
+    and an eval_set of arrays (the parts of one ``(X, y, qid)`` without its list) is refused
+    with the expected form, not a TypeError from indexing."""
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.random((48, 4)), rng.integers(0, 3, 48).astype(float), np.repeat(np.arange(6), 8)
+    train, valid = reference.Dataset.from_qid(X[:32], y[:32], qid[:32]), reference.Dataset.from_qid(
+        X[32:], y[32:], qid[32:])
+    params = dict(n_trees=3, min_samples_leaf=2)
+    as_list = twin.LambdaMART(**params).fit(train, eval_set=[valid])
+    alone = twin.LambdaMART(**params).fit(train, eval_set=valid)
+    assert alone.history_ == as_list.history_ and alone.history_
+    with pytest.raises(ParameterError, match=r"eval_set must be a list of \(X, y, qid\) tuples or Datasets"):
+        twin.LambdaMART(**params).fit(train, eval_set=(X[32:], y[32:], qid[32:]))
