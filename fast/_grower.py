@@ -42,8 +42,8 @@ NO_SPLIT = -1
 # nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
 @njit(cache=True, nogil=True)
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
-         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise,
-         separate, n_threads, feature, bin_threshold, left, right, missing,
+         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
+         n_threads, feature, bin_threshold, left, right, missing,
          value, gain, count, hessian_sum, leaf_of_row, g_int, h_int, g_levels, h_levels,
          max_chunk):
     """Grow one tree into the node arrays; return the number of nodes.
@@ -52,7 +52,6 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     gradients, hessians (n_rows,); rows (m,) int32 row ids; n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     gain_rtol: twinrank.reference.tree.GAIN_TIE_RTOL (gains that close are ties);
-    #     gradient_noise: gain_rtol * sum |g| over the rows (reference._split.rounding_gain);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
     #     is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
@@ -89,10 +88,12 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     packing = (g_int, h_int, np.int64(g_levels), np.int64(h_levels), np.int64(max_chunk), ihist, pk)
 
     root = np.int64(0)
-    g_root = h_root = 0.0
+    g_root = h_root = g_abs = 0.0
     for i in range(m):
         g_root += gradients[rows[i]]
         h_root += hessians[rows[i]]
+        g_abs += abs(gradients[rows[i]])
+    gradient_noise = gain_rtol * g_abs  # reference._split.gradient_noise: see rounding_gain
     stop[root] = m
     _set_stats(root, g_root, h_root, np.float64(m), l2, g_sum, hessian_sum, count, value)
     n_nodes, n_leaves = np.int64(1), np.int64(1)

@@ -7,13 +7,14 @@ int64 (LightGBM packs its int8 pairs into int16/int32 words the same way)::
     p = g * 2**(c + k) + h * 2**c + 1      bits 0..c-1: count, c..c+k-1: H, c+k..63: G (signed)
 
 with $c$ = the bit length of $m$ and $k$ that of $m (2^b - 1)$, so no sum of the node's rows
-overflows its field, and a histogram slot is the plain int64 sum of its rows' ``p``: one add
-instead of three float adds, 8 bytes per slot instead of 24. The sum is exact (two's
-complement) and splits back into ``(G, H, count)``. A node too large for the three fields in
-64 bits (:func:`packed_layout`; at 4 bits, beyond about 260,000 rows) is summed in chunks of rows
-that fit (:func:`packed_chunk`), each chunk's sums unpacked and added into the float64
-histogram (``_histogram``'s lanes; exact: integers below 2**53). Either way the node's histogram is the exact integer
-sums, so the tree does not depend on how it was cut, nor on the thread count.
+overflows its field, and a histogram slot is the plain int64 sum of its rows' ``p``: one
+scalar add of 8 bytes per row and feature, where the float histogram adds a 32-byte vector
+(``_histogram``). The sum is exact (two's complement) and splits back into ``(G, H, count)``.
+A node too large for the three fields in 64 bits (:func:`packed_layout`; at 4 bits, beyond
+about 260,000 rows) is summed in chunks of rows that fit (:func:`packed_chunk`), each chunk's
+sums unpacked and added into the float64 histogram's lanes (exact: integers below 2**53).
+Either way the node's histogram is the exact integer sums, so the tree does not depend on how
+it was cut, nor on the thread count.
 
     gather      prange over rows       pk[i] = packed (g, h, 1) of row order[i]  O(n_node)
     accumulate  prange over tasks      each task sums its own range of features   O(n_node * d)

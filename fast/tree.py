@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from twinrank.reference._quantize import QuantizedGradients, checked_quantized, integer_job
-from twinrank.reference._split import GAIN_TIE_RTOL, Split, gradient_noise, tie_floor
+from twinrank.reference._split import GAIN_TIE_RTOL, Split, tie_floor
 from twinrank.reference._tree_checks import _checked_inputs
 from twinrank.reference.constants import COUNT, LEAF, MISSING_BIN, N_SLOTS, G, H
 from twinrank.reference.model import Tree
@@ -81,8 +81,7 @@ def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
         np.ascontiguousarray(job.feature_mask), job.penalty, params.max_leaves,
         _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
-        float(params.min_gain_to_split), GAIN_TIE_RTOL, gradient_noise(job),
-        params.missing_split == "separate",
+        float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
         *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels,
         PACKED_CHUNK_ROWS)
