@@ -14,7 +14,7 @@ O(n log n + n * top) time, O(n) memory, ``top = min(n - 1, truncation, k)``
 (pairs with both documents beyond the NDCG/ERR cutoff ``k`` have $\Delta Z = 0$).
 Pairs with equal labels are not skipped but get $|\Delta Z| = 0$: cheaper than
 a branch. The formulas are those of ``twinrank.reference.objectives``
-(``_delta_ndcg``, ``_delta_map``, ``_delta_err``, ``_ranked_lambdas``), written per
+(``_delta_ndcg``, ``_delta_map``, ``_delta_err``, ``_pair_terms``), written per
 row, with two rewrites that change only rounding:
 
 * $e^{\sigma(s_a - s_b)} = u_a \cdot (1 / u_b)$ with $u_t = e^{\sigma (s_t - m)}$, $m$ the

@@ -30,18 +30,18 @@ public path of every objective: ``Loss`` and the pointwise losses are written in
 """
 from __future__ import annotations
 
-from functools import partial
 
 import numpy as np
 
 from ._losses import Logistic, Loss, SquaredError, _sigmoid_pair, logistic, squared_error
 from ._objective_checks import GAINS, METRICS, _check_lambdarank
+from ._query_pairs import label_order, pair_blocks, product_above, query_of_rows, sum_above
 
 __all__ = ["METRICS", "SCORE_DISTANCE_EPSILON", "GAINS", "squared_error", "logistic", "rank_order",
            "lambdarank", "Loss", "SquaredError", "Logistic", "LambdaRank"]
 
 SCORE_DISTANCE_EPSILON = float(np.float32(0.01))  # LightGBM's 0.01f in `delta / (0.01f + |s_i - s_j|)`
-PAIR_BLOCK = 1 << 20  # pairs per block of a query's pair matrices: 8 MiB per float64 matrix
+PAIR_BLOCK = 1 << 20  # pairs per block (about: whole documents' pairs), 8 MiB per float64 array of a block
 
 
 def rank_order(scores, query_offsets):
@@ -137,17 +137,16 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
 
     Notes
     -----
-    Pairs are formed per query in position space: labels and scores are sorted
-    into ranked order (:func:`rank_order`), a metric gives the matrix of
-    $|\Delta Z|$ between a block of positions and every position, and the pair
-    matrices are summed by rows and columns, block after block. A block holds at
-    most ``PAIR_BLOCK`` ($2^{20}$) pairs, and at least one whole row: O(n^2) time and
-    O(max(n, PAIR_BLOCK)) memory per query (a 20,000-document query needs about
-    0.2 GB, not the 3 GB of each (n, n) matrix); a loop over blocks. A
-    query of up to 1,024 documents is one block; the block size changes only the
-    order in which the column sums add (the last bits). Queries of equal length are
-    computed together, up to ``PAIR_BLOCK`` pairs at a time (the loop over queries
-    becomes a leading batch axis; each query's sums are unchanged).
+    The pairs are listed as the formulas above read them: every $(i, j)$ of one query with
+    $y_i > y_j$ (``_query_pairs.pair_blocks``), each knowing its documents' positions in
+    the current ranking (:func:`rank_order`), which is all $|\Delta Z|$ needs. A pair
+    with neither document above ``truncation`` or the cutoff ``k`` is dropped. The pairs
+    go through in blocks of about ``PAIR_BLOCK`` ($2^{20}$), whole documents' pairs each:
+    O(pairs) time and O(n + PAIR_BLOCK) memory (a query of 20,000 documents has up to
+    2e8 pairs, 1.6 GB for their indices alone), a loop over blocks; the block size changes
+    only the order in which a document's sums add (the last bits). A document's sums add
+    its pairs in the order (label, then position) of its partners: the result does not
+    depend on the input order of the documents.
     """
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
@@ -158,36 +157,43 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
 
 
 def _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
-    """:func:`lambdarank` on checked arguments: ``(g, h)``.
+    r""":func:`lambdarank` on checked arguments: ``(g, h)``.
 
-    **NumPy idiom for the loop over queries.** Queries of the same length ``n`` are
-    stacked, (n_batch, n), and computed as one batch with a leading query axis
-    (:func:`_query_batches`); every sum stays within one query and adds in the order
-    the one-query loop would, so the result is the loop's, bit for bit.
+    **NumPy idiom for the loops over queries and pairs.** The pairs $(i, j)$, $y_i > y_j$,
+    of all computed queries are listed at once, a block of about ``PAIR_BLOCK`` at a time
+    (``_query_pairs.pair_blocks``); each pair's $|\Delta Z|$, $\lambda_{ij}$ and hessian
+    are vector operations on the block, and a document's sums over its pairs are
+    ``np.bincount`` of the pairs' terms by document. Pairs with neither document in the top
+    ``truncation`` positions (or the metric's top ``k``: there $|\Delta Z| = 0$) are dropped first.
     """
-    delta_z = {"ndcg": partial(_delta_ndcg, k=k, gain=gain), "map": _delta_map,
-               "err": partial(_delta_err, k=k, l_max=y.max(initial=0.0))}[metric]
-    order = rank_order(scores, query_offsets)  # (n_rows,)
-    g, h = np.zeros_like(scores), np.zeros_like(scores)
-    for rows in _query_batches(order, query_offsets, queries):  # (n_batch, n) best first
-        delta = partial(delta_z, y[rows])  # delta(a): (n_batch, len(a), n) |Delta Z| of swapping
-        lambdas, hessians = _ranked_lambdas(y[rows], scores[rows], delta, sigma, truncation, normalize,
-                                            max(1, PAIR_BLOCK // rows.shape[1]))
-        g[rows], h[rows] = -lambdas, hessians
-    return g, h
-
-
-def _query_batches(order, query_offsets, queries):
-    """The ranked rows of ``queries`` of at least two documents, as (n_batch, n) arrays of queries
-    of ``n`` documents each, at most ``PAIR_BLOCK`` pairs per batch (one query at least)."""
-    queries = np.asarray(queries)
-    sizes = np.diff(query_offsets)[queries]  # (n_queries_computed,)
-    for n in np.unique(sizes[sizes >= 2]):
-        same = queries[sizes == n]  # (n_same,) the queries of n documents, in order
-        per_batch = max(1, PAIR_BLOCK // (n * n))
-        for start in range(0, len(same), per_batch):
-            first = query_offsets[same[start:start + per_batch]]  # (n_batch,)
-            yield order[first[:, None] + np.arange(n)]  # (n_batch, n)
+    query = query_of_rows(query_offsets)  # (n_rows,) the query of each row
+    order = rank_order(scores, query_offsets)  # (n_rows,) ranked order
+    position = np.empty(len(y), dtype=np.int64)  # (n_rows,) each row's 0-based position in its query
+    position[order] = np.arange(len(y)) - query_offsets[query]
+    by_label = label_order(y, query, order)  # (n_rows,) by label, then ranked
+    if metric == "ndcg":  # delta_z(i, j): |Delta Z| of swapping rows i and j, (n_pairs,)
+        delta_z = _delta_ndcg(y, position, by_label, query, query_offsets, k, gain)
+    elif metric == "map":
+        delta_z = _delta_map(y, position, order, query, query_offsets)
+    else:
+        delta_z = _delta_err(y, position, order, query, query_offsets, k, l_max=y.max(initial=0.0))
+    top = min(truncation or len(y), k or len(y))  # a pair counts if a document is at a position < top
+    spread = _score_spread(scores, order, query_offsets)  # (n_queries,) scores not all equal
+    computed = np.zeros(len(query_offsets) - 1, dtype=bool)  # (n_queries,)
+    computed[queries] = True
+    lambdas, hessians = np.zeros(len(y)), np.zeros(len(y))  # (n_rows,) each
+    total = np.zeros(len(query_offsets) - 1)  # (n_queries,) S / 2, the sum of every pair's lambda
+    for i, j in pair_blocks(y, query, by_label, computed, PAIR_BLOCK):  # (n_pairs,) each, y_i > y_j
+        if top < len(y):
+            near = np.minimum(position[i], position[j]) < top  # (n_pairs,)
+            i, j = i[near], j[near]
+        pair_lambda, pair_hessian = _pair_terms(scores[i] - scores[j], delta_z(i, j), spread[query[i]],
+                                                sigma, normalize)  # (n_pairs,) each
+        lambdas += np.bincount(i, pair_lambda, len(y)) - np.bincount(j, pair_lambda, len(y))  # i up, j down
+        hessians += np.bincount(i, pair_hessian, len(y)) + np.bincount(j, pair_hessian, len(y))  # both ends
+        total += np.bincount(query[i], pair_lambda, len(total))
+    scale = _norm_scale(2.0 * total)[query] if normalize else 1.0  # (n_rows,)
+    return -lambdas * scale, hessians * scale
 
 
 def _keep_ranking(ranking, order, query_offsets, queries):
@@ -196,47 +202,16 @@ def _keep_ranking(ranking, order, query_offsets, queries):
         ranking[query_offsets[q]:query_offsets[q + 1]] = order[query_offsets[q]:query_offsets[q + 1]]
 
 
-def _ranked_lambdas(labels, scores, delta, sigma, truncation, normalize, block_rows):
-    r"""Lambdas and hessians of a batch of queries of ``n`` documents each, in ranked order.
+def _pair_terms(score_gap, delta, spread, sigma, normalize):
+    r"""$\lambda_{ij}$ and the pair hessians of pairs $(i, j)$, $y_i > y_j$, (n_pairs,) each.
 
-    ``labels``, ``scores``: shape (n_batch, n), best first; ``delta(a)``: $|\Delta Z|$ of
-    swapping each position of ``a`` with every position, shape (n_batch, len(a), n). The
-    pair matrices are built ``block_rows`` positions (rows) at a time: (n_batch,
-    block_rows, n) each, not (n_batch, n, n). Returns ``(lambdas, hessians)``, shape (n_batch, n).
+    ``score_gap``: $s_i - s_j$; ``delta``: $|\Delta Z_{ij}|$; ``spread``: whether the pair's
+    query has scores not all equal (where ``normalize`` damps by the score distance).
     """
-    n_batch, n = labels.shape
-    pushed_up, pushed_down, hessians = np.zeros((3, n_batch, n))
-    total = np.zeros(n_batch)  # S / 2 of each query, the sum of every pair's lambda
-    for start in range(0, n, block_rows):
-        a = np.arange(start, min(start + block_rows, n))  # (m,) the block's positions
-        pair_lambda, pair_hessian = _pair_terms(labels, scores, a, delta(a), sigma, truncation, normalize)
-        pushed_up[:, a] = pair_lambda.sum(axis=2)  # (n_batch, m) forces pushing each a up
-        pushed_down += pair_lambda.sum(axis=1)  # (n_batch, n) forces pushing each b down
-        hessians[:, a] += pair_hessian.sum(axis=2)  # both ends of a pair get its hessian
-        hessians += pair_hessian.sum(axis=1)
-        total += pair_lambda.reshape(n_batch, -1).sum(axis=1)  # (n_batch,)
-    lambdas = pushed_up - pushed_down  # (n_batch, n) up-pushes minus down-pushes
-    scale = _norm_scale(2.0 * total) if normalize else np.ones(n_batch)  # (n_batch,)
-    return lambdas * scale[:, None], hessians * scale[:, None]
-
-
-def _pair_terms(labels, scores, a, delta, sigma, truncation, normalize):
-    r"""$\lambda_{ab}$ and the pair hessians between positions ``a`` (shape (m,)) and every $b$,
-    (n_batch, m, n) each.
-
-    ``delta``: (n_batch, m, n) $|\Delta Z_{ab}|$. Zero outside the pairs $y_a > y_b$.
-    """
-    above = labels[:, a, None] > labels[:, None, :]  # (n_batch, m, n) pair (a, b) with y_a > y_b
-    if truncation is not None:
-        above &= np.minimum.outer(a, np.arange(labels.shape[1])) < truncation  # one of the two in the top
-    score_gap = scores[:, a, None] - scores[:, None, :]  # (n_batch, m, n) s_a - s_b
     if normalize:  # score-distance damping, in the queries whose scores are not all equal
-        spread = (scores[:, 0] != scores[:, -1])[:, None, None]  # (n_batch, 1, 1)
         delta = np.where(spread, delta / (SCORE_DISTANCE_EPSILON + np.abs(score_gap)), delta)
-    rho, one_minus_rho = _sigmoid_pair(-sigma * score_gap)  # (n_batch, m, n) 1 / (1 + e^{sigma (s_a - s_b)})
-    pair_lambda = np.where(above, sigma * delta * rho, 0.0)  # (n_batch, m, n) lambda_ab: a up, b down
-    pair_hessian = np.where(above, sigma**2 * delta * rho * one_minus_rho, 0.0)  # (n_batch, m, n)
-    return pair_lambda, pair_hessian
+    rho, one_minus_rho = _sigmoid_pair(-sigma * score_gap)  # 1 / (1 + e^{sigma (s_i - s_j)}) and 1 - it
+    return sigma * delta * rho, sigma**2 * delta * rho * one_minus_rho
 
 
 class LambdaRank(Loss):
@@ -254,107 +229,112 @@ class LambdaRank(Loss):
         g[:], h[:] = _lambdarank(self.y, scores, self.query_offsets, queries=every, **self.options)
 
 
-def _delta_ndcg(labels, a, k=None, gain="exp2"):
-    r"""$|\Delta \mathrm{NDCG@k}|$ of swapping each position of ``a`` (shape (m,)) with every position.
+def _score_spread(scores, order, query_offsets):
+    """Whether each query's scores are not all equal: its first and last ranked scores differ, (n_queries,)."""
+    sizes = np.diff(query_offsets)  # (n_queries,)
+    last = np.clip(query_offsets[1:] - 1, 0, None)  # (n_queries,) an empty query reads any row: masked
+    first = np.minimum(query_offsets[:-1], last)
+    if len(order) == 0:
+        return np.zeros(len(sizes), dtype=bool)
+    return (sizes > 0) & (scores[order[first]] != scores[order[last]])
 
-    ``labels``: (..., n), one query per row (in ranked order); returns (..., m, n).
-    Swapping changes $\mathrm{DCG}$ by $(G_a - G_b)(D_b - D_a)$, so
-    $|\Delta| = |G_a - G_b|\,|D_a - D_b| / \mathrm{IDCG@k}$ (Burges 2010, Sec. 4).
-    All zeros for a query whose ideal DCG@k is 0 (then every gain is 0).
+
+def _delta_ndcg(y, position, by_label, query, query_offsets, k=None, gain="exp2"):
+    r"""$|\Delta \mathrm{NDCG@k}|$ of swapping two documents of one query: a function of the
+    pairs ``(i, j)`` (row indices, (n_pairs,) each) that returns (n_pairs,).
+
+    Swapping changes $\mathrm{DCG}$ by $(G_i - G_j)(D_j - D_i)$, $D$ the discount of each
+    document's current position, so $|\Delta| = |G_i - G_j|\,|D_i - D_j| / \mathrm{IDCG@k}$
+    (Burges 2010, Sec. 4). Zero in a query whose ideal DCG@k is 0 (then every gain is 0).
+    ``position``: each row's position in its query's ranking; ``by_label``: the rows in label
+    order (``_query_pairs.label_order``), each query's ideal ranking; ``query``: each row's query.
     """
-    gains = np.exp2(labels) - 1.0 if gain == "exp2" else labels.astype(np.float64)  # (..., n)
-    discounts = _discounts(labels.shape[-1], k)  # (n,) 1/log2(2 + t) for t < k, else 0
-    ideal = np.sum(np.sort(gains, axis=-1)[..., ::-1] * discounts, axis=-1)  # (...,)
-    ideal = np.where(ideal == 0.0, 1.0, ideal)[..., None, None]  # (..., 1, 1) 0 / 1 = 0 if IDCG = 0
-    return (np.abs(gains[..., a, None] - gains[..., None, :])
-            * np.abs(np.subtract.outer(discounts[a], discounts)) / ideal)  # (..., m, n)
+    gains = np.exp2(y) - 1.0 if gain == "exp2" else y.astype(np.float64)  # (n_rows,)
+    discounts = _discounts(position, k)  # (n_rows,) of each row's current position
+    ideal_gains = gains[by_label] * _discounts(np.arange(len(y)) - query_offsets[query], k)  # (n_rows,) by label
+    ideal = np.bincount(query, ideal_gains, len(query_offsets) - 1)  # (n_queries,) summed best first
+    ideal = np.where(ideal == 0.0, 1.0, ideal)  # 0 / 1 = 0 where IDCG = 0
+    return lambda i, j: np.abs(gains[i] - gains[j]) * np.abs(discounts[i] - discounts[j]) / ideal[query[i]]
 
 
-def _delta_map(labels, a):
-    r"""$|\Delta \mathrm{AP}|$ of swapping each position of ``a`` with every position.
+def _delta_map(y, position, order, query, query_offsets):
+    r"""$|\Delta \mathrm{AP}|$ of swapping two documents of one query: a function of the pairs
+    ``(i, j)`` (row indices, (n_pairs,) each) that returns (n_pairs,).
 
-    ``labels``: (..., n), one query per row (in ranked order); returns (..., m, n).
-    Only a relevant/non-relevant pair changes AP. For two positions $u < v$, moving the
-    relevant one from $v$ up to $u$ (1-based ranks $u+1$, $v+1$): with $c$ = 1 + the
-    relevant documents above $u$ and $m$ those strictly between, it gains precision
-    $c / (u+1)$ and loses $(c + m) / (v+1)$, and each relevant document between gains $1 / r$:
+    Only a relevant/non-relevant pair changes AP. With $u < v$ the two documents' positions
+    (0-based), moving the relevant one from $v$ up to $u$: with $c$ = 1 + the relevant
+    documents above $u$ and $m$ those strictly between, it gains precision $c / (u+1)$
+    and loses $(c + m) / (v+1)$, and each relevant document between gains $1 / (t+1)$:
 
     $$|\Delta \mathrm{AP}| = \frac{1}{R}\Big(\frac{c}{u+1} - \frac{c+m}{v+1}
     + \sum_{u < t < v,\ \mathrm{rel}_t} \frac{1}{t+1}\Big),$$
 
-    $R$ the number of relevant documents. All zeros if $R = 0$.
+    $R$ the number of relevant documents. Zero if $R = 0$.
     """
-    n = labels.shape[-1]
-    relevant = (labels > 0).astype(np.float64)  # (..., n)
-    n_relevant = relevant.sum(axis=-1)[..., None, None]  # (..., 1, 1)
-    t = np.arange(n)
-    relevant_above = _sum_above(relevant)  # (..., n) relevant documents at positions < t
-    precision_term = relevant / (t + 1)  # (..., n)
-    reciprocal_above = _sum_above(precision_term)  # (..., n) sum of 1/(u+1) over relevant u < t
-    u, v = _upper_lower(a, n)  # (m, n) each: the higher and the lower position of each pair
-    c = relevant_above[..., u] + 1  # (..., m, n)
-    m = relevant_above[..., v] - relevant_above[..., u] - relevant[..., u]  # (..., m, n) relevant between
-    between = reciprocal_above[..., v] - reciprocal_above[..., u] - precision_term[..., u]  # (..., m, n)
-    delta = (c / (u + 1) - (c + m) / (v + 1) + between) / np.maximum(n_relevant, 1.0)  # (..., m, n)
-    return np.where(relevant[..., u] != relevant[..., v], delta, 0.0)  # R = 0: no such pair
+    relevant = (y > 0).astype(np.float64)  # (n_rows,)
+    n_relevant = np.bincount(query, relevant, len(query_offsets) - 1)  # (n_queries,)
+    precision_term = relevant / (position + 1)  # (n_rows,)
+    relevant_above, reciprocal_above = (_by_row(sum_above(x[order], query_offsets), order)
+                                        for x in (relevant, precision_term))  # (n_rows,) sums above each row
+
+    def delta(i, j):
+        u, v = _upper_lower(i, j, position)  # (n_pairs,) each: the higher and the lower document
+        c = relevant_above[u] + 1
+        m = relevant_above[v] - relevant_above[u] - relevant[u]  # relevant documents between
+        between = reciprocal_above[v] - reciprocal_above[u] - precision_term[u]
+        change = c / (position[u] + 1) - (c + m) / (position[v] + 1) + between  # R |Delta AP|
+        return np.where(relevant[u] != relevant[v], change / np.maximum(n_relevant[query[i]], 1.0), 0.0)
+    return delta
 
 
-def _delta_err(labels, a, k=None, l_max=None):
-    r"""$|\Delta \mathrm{ERR@k}|$ of swapping each position of ``a`` (shape (m,)) with every position.
+def _delta_err(y, position, order, query, query_offsets, k=None, l_max=None):
+    r"""$|\Delta \mathrm{ERR@k}|$ of swapping two documents of one query: a function of the pairs
+    ``(i, j)`` (row indices, (n_pairs,) each) that returns (n_pairs,).
 
-    ``labels``: (..., n), one query per row (in ranked order); returns (..., m, n).
     With $P_t = \prod_{r < t}(1 - R_r)$ (the chance the user reaches position $t$),
     $w_t = P_t / (t+1)$ for $t < k$ (else 0) and $C_t = \sum_{r < t} R_r w_r$, swapping
-    $u < v$ changes only positions $u \dots v$, and
+    positions $u < v$ changes only positions $u \dots v$, and
 
     $$\Delta \mathrm{ERR} = (R_v - R_u)\Big(w_u - \frac{C_v - C_{u+1} + w_v}{1 - R_u}\Big).$$
 
     O(1) per pair after O(n) prefix sums and products; $1 - R$ is computed as
     $2^{-l_{\max}} + (1 - 2^{l - l_{\max}})$, exact for integer labels.
-    ``l_max`` defaults to the largest label of each query.
     """
-    n = labels.shape[-1]
-    l_max = labels.max(axis=-1, initial=0.0, keepdims=True) if l_max is None else l_max
-    stop = np.exp2(labels - l_max) - np.exp2(-l_max)  # (..., n) R, the chance the user stops here
-    go_on = np.exp2(-l_max) + (1.0 - np.exp2(labels - l_max))  # (..., n) 1 - R without cancellation
-    reach = _shift_right(np.cumprod(go_on, axis=-1), 1.0)  # (..., n) P_t
-    t = np.arange(n)
-    weight = np.where(t < (n if k is None else k), reach / (t + 1), 0.0)  # (..., n) w_t
-    err_term = stop * weight  # (..., n) ERR = sum of err_term
-    err_above = _sum_above(err_term)  # (..., n) C_t
-    u, v = _upper_lower(a, n)  # (m, n) each: the higher and the lower position of each pair
-    between = err_above[..., v] - err_above[..., u] - err_term[..., u]  # (..., m, n) C_v - C_{u+1}
-    delta = np.abs(stop[..., v] - stop[..., u]) * (weight[..., u] - (between + weight[..., v])
-                                                   / go_on[..., u])  # (..., m, n)
-    return delta  # 0 where u == v: R_v - R_u = 0
+    stop = np.exp2(y - l_max) - np.exp2(-l_max)  # (n_rows,) R, the chance the user stops here
+    go_on = np.exp2(-l_max) + (1.0 - np.exp2(y - l_max))  # (n_rows,) 1 - R without cancellation
+    reach = _by_row(product_above(go_on[order], query_offsets), order)  # (n_rows,) P_t
+    weight = np.where(position < (len(y) if k is None else k), reach / (position + 1), 0.0)  # (n_rows,) w_t
+    err_term = stop * weight  # (n_rows,) ERR = sum of err_term
+    err_above = _by_row(sum_above(err_term[order], query_offsets), order)  # (n_rows,) C_t
+
+    def delta(i, j):
+        u, v = _upper_lower(i, j, position)  # (n_pairs,) each: the higher and the lower document
+        between = err_above[v] - err_above[u] - err_term[u]  # C_v - C_{u+1}
+        return np.abs(stop[v] - stop[u]) * (weight[u] - (between + weight[v]) / go_on[u])
+    return delta
 
 
-def _discounts(n, k):
-    """NDCG@k discounts of positions 0..n-1: 1/log2(2 + t) for t < k, 0 beyond."""
-    t = np.arange(n)
-    return np.where(t < (n if k is None else k), 1.0 / np.log2(t + 2.0), 0.0)
+def _discounts(position, k):
+    """NDCG@k discounts of positions: 1/log2(2 + t) for t < k, 0 beyond (k None: no cutoff)."""
+    below = position < k if k is not None else np.ones(position.shape, dtype=bool)
+    return np.where(below, 1.0 / np.log2(position + 2.0), 0.0)
 
 
-def _sum_above(x):
-    """``x`` summed over the positions above each position (last axis): [0, x0, x0 + x1, ...]."""
-    return _shift_right(np.cumsum(x, axis=-1), 0.0)
+def _by_row(ranked, order):
+    """Values in ranked order (position ``t`` of ``order``) moved to the rows they belong to."""
+    by_row = np.empty_like(ranked)
+    by_row[order] = ranked
+    return by_row
 
 
-def _shift_right(x, first):
-    """``x`` moved one position down its last axis, ``first`` in front: [first, x0, ..., x_{n-2}]."""
-    return np.concatenate((np.full(x.shape[:-1] + (1,), first), x[..., :-1]), axis=-1)
-
-
-def _upper_lower(a, n):
-    """For positions ``a`` (shape (m,)) against every position: the pair's higher and lower position, (m, n) each.
-
-    The swap formulas are written for $u < v$; a swap is the same change either way.
-    """
-    b = np.arange(n)  # (n,)
-    return np.minimum.outer(a, b), np.maximum.outer(a, b)
+def _upper_lower(i, j, position):
+    """The pairs' documents as (higher ranked, lower ranked): the swap formulas are written for
+    positions $u < v$, and a swap is the same change either way."""
+    i_above = position[i] < position[j]
+    return np.where(i_above, i, j), np.where(i_above, j, i)
 
 
 def _norm_scale(total):
-    """LightGBM's per-query scale log2(1 + S) / S of ``lambdarank_norm`` (1 where S = 0); (n_batch,)."""
-    positive = total > 0.0  # (n_batch,)
+    """LightGBM's per-query scale log2(1 + S) / S of ``lambdarank_norm`` (1 where S = 0); (n_queries,)."""
+    positive = total > 0.0  # (n_queries,)
     return np.where(positive, np.log2(1.0 + total) / np.where(positive, total, 1.0), 1.0)
