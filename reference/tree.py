@@ -103,7 +103,8 @@ side) candidate; the larger child's histogram is the parent's minus its siblings
 features, so only the smaller children are summed from their rows; the next leaf
 to split is an ``np.argmax`` over the leaves' best gains (``_Leaves``). A node that
 cannot split (at ``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no
-histogram, and a node's histogram covers only the features it may split on.
+histogram, and a node's histogram covers only the features it may split on (less the
+constant ones, which have no candidate: ``_splittable``).
 ``grow_trees`` grows a forest's batch of trees side by side (``_Growth``: each
 tree's loop cut into steps), the new leaves of every tree scored as one batch.
 Subtraction changes the last bits of the larger child's sums, never a split
@@ -182,7 +183,8 @@ class _Growth:
     best splits, and the best-first loop cut into steps (:meth:`split_next`)."""
 
     def __init__(self, job):
-        job = SimpleNamespace(**vars(job), gradient_noise=gradient_noise(job))  # rounding_gain's
+        job = SimpleNamespace(**vars(job), gradient_noise=gradient_noise(job),  # rounding_gain's
+                              splittable=_splittable(job))
         self.job, self.nodes = job, [_node(job, job.rows, depth=0, node_id=0)]
         self.leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
         self.n_leaves = 1
@@ -278,7 +280,16 @@ class _Node:
 def _node(job, rows: np.ndarray, depth: int, node_id: int) -> _Node:
     totals = np.array([job.gradients[rows].sum(), job.hessians[rows].sum(), len(rows)])
     return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2),
-                 np.flatnonzero(job.feature_mask[node_id]))
+                 np.flatnonzero(job.feature_mask[node_id] & job.splittable))
+
+
+def _splittable(job) -> np.ndarray:
+    """The features that can have a candidate at all, (n_features,) bool: two value bins or more, or
+    one and some missing rows. The others (constant features) get no histogram."""
+    single = np.flatnonzero(job.n_bins == 1)  # (n_single,)
+    splittable = job.n_bins > 1  # (n_features,)
+    splittable[single] = (job.binned[:, single] == MISSING_BIN).any(axis=0)
+    return splittable
 
 
 def _may_split(job, node: _Node) -> bool:
@@ -355,7 +366,7 @@ def _subtract_siblings(growth: _Growth) -> None:
 def _may_be_parent(job, node: _Node) -> bool:
     """Whether the node's histogram may serve its children (sibling subtraction): kept only
     without feature subsampling, where a child has the node's features."""
-    return len(node.features) == job.binned.shape[1]
+    return len(node.features) == np.count_nonzero(job.splittable)
 
 
 def _best_splits_of(batch: list) -> list:
