@@ -26,7 +26,7 @@ literal ``n_nodes = 1`` alone compiled ``_child_histograms`` and its callees twi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from twinrank.reference.binning import MISSING_BIN
 
@@ -162,11 +162,19 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
                           feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
                           gradient_noise, separate, scans, best)
     if len(leaf_of_row) > 0:
-        for k in range(n_nodes):
-            if left[k] == NO_SPLIT:
-                for i in range(start[k], stop[k]):
-                    leaf_of_row[orders[buf[k]][i]] = k
+        label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
     return n_nodes
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
+    """leaf_of_row[r] = k for the rows r of every leaf k: # IN a leaf's rows are
+    (order0, order1)[buf[k]][start[k]:stop[k]]; the leaves' rows are disjoint."""
+    for k in prange(n_nodes):
+        if left[k] == NO_SPLIT:
+            order = order0 if buf[k] == 0 else order1
+            for i in range(start[k], stop[k]):
+                leaf_of_row[order[i]] = k
 
 
 @njit(cache=True, inline='always')

@@ -19,7 +19,7 @@ import numpy as np
 
 from twinrank.reference._quantize import QuantizedGradients, checked_quantized, integer_job
 from twinrank.reference._split import GAIN_TIE_RTOL, Split, tie_floor
-from twinrank.reference._tree_checks import _checked_inputs
+from twinrank.reference._tree_checks import _checked_inputs, checked_leaf_of_row
 from twinrank.reference.constants import COUNT, LEAF, MISSING_BIN, N_SLOTS, G, H
 from twinrank.reference.model import Tree
 from twinrank.reference.params import TreeParams
@@ -42,7 +42,7 @@ _NO_DEPTH_LIMIT = 2**62
 
 
 def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
-              feature_mask=None, feature_cost=None, quantized=None) -> Tree:
+              feature_mask=None, feature_cost=None, quantized=None, leaf_of_row=None) -> Tree:
     """Numba-parallel twin of `twinrank.reference.tree.grow_tree`.
 
     Reads the bins in two layouts (``_layout``): pass the read-only Fortran-ordered
@@ -54,10 +54,13 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)
+    leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
     if quantized is None:
-        return _grow(job, np.empty(0, dtype=np.int32), _NO_INTEGERS, _NO_INTEGERS.view(np.uint8), 0, 0)
+        return _grow(job, np.empty(0, dtype=np.int32) if leaf_of_row is None else leaf_of_row,
+                     _NO_INTEGERS, _NO_INTEGERS.view(np.uint8), 0, 0)
     on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
-    leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
+    if leaf_of_row is None:
+        leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
     tree = _grow(on_integers, leaf_of_row, quantized.gradients.astype(np.int8, copy=False),
                  quantized.hessians.astype(np.uint8, copy=False), 2 ** (quantized.bits - 1) - 1,
                  2 ** quantized.bits - 1)

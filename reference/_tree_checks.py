@@ -45,6 +45,17 @@ def _checked_inputs(binned, gradients, hessians, thresholds, params, rows, featu
     )
 
 
+def checked_leaf_of_row(leaf_of_row, n_rows: int):
+    """``grow_tree``'s ``leaf_of_row`` output: None, or an int32 array of shape (n_rows,) (both twins)."""
+    if leaf_of_row is None:
+        return None
+    if not isinstance(leaf_of_row, np.ndarray) or leaf_of_row.dtype != np.int32 or leaf_of_row.shape != (n_rows,):
+        raise ParameterError(f"leaf_of_row must be an int32 array of shape ({n_rows},), got "
+                             f"{getattr(leaf_of_row, 'dtype', type(leaf_of_row).__name__)} "
+                             f"{getattr(leaf_of_row, 'shape', '')}")
+    return leaf_of_row
+
+
 def _per_row(name: str, values, n_rows: int) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     if values.shape != (n_rows,):

@@ -111,10 +111,11 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
     if rule is not None:
         rule.start(metric_value(engine, params, valid, valid_scores))
     g, h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
+    leaves = np.empty(train.n_rows, dtype=np.int32)  # (n_rows,) each row's leaf in a round of all rows
     trees, weights, history = [], [], {}
     for m in range(params.n_trees):
         f, rows = grow_round(engine, rng, train, binned, thresholds, loss, scores, params, k, g, h,
-                             costs=costs)
+                             costs=costs, leaf_of_row=leaves)
         if f.n_nodes == 1:  # no split improves the loss: every further round would add a constant
             if not trees:
                 warn_no_tree(train, thresholds, g, rows, params.tree, init_model)
@@ -122,7 +123,7 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         if costs is not None:
             costs.pay([f])
         f = dataclasses.replace(f, value=f.value * params.tree_rate(m + 1))
-        train_step = engine.predict_tree_binned(f, binned)  # (n_rows,) the Newton step
+        train_step = f.value[leaves] if rows is None else engine.predict_tree_binned(f, binned)  # (n_rows,)
         valid_step = engine.predict_tree_binned(f, valid_binned) if valid is not None else None
         weight = 1.0
         if params.step == "optimal":
@@ -156,12 +157,14 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
 
 
 def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scores, params: BoostParams, k: int,
-               g, h, *, costs=None):
+               g, h, *, costs=None, leaf_of_row=None):
     """One round's tree at ``scores``, Newton leaf values not yet shrunk, and the round's rows (None: all).
 
     Draws, in order: the round's sample, the node feature subsets, then (with
     ``quantized_gradients``) the stochastic rounding of gradients and hessians. Writes the
-    round's gradients and hessians into ``g`` and ``h`` (``(n_rows,)`` float64).
+    round's gradients and hessians into ``g`` and ``h`` (``(n_rows,)`` float64), and, when
+    the round has all rows, each row's leaf into ``leaf_of_row`` (int32 ``(n_rows,)``, if
+    given): the tree's step on the training rows is then ``value[leaf_of_row]``, no walk.
     """
     queries, rows = _round_sample(rng, train, params)
     loss.gradients(on_grid(scores) if isinstance(loss, engine.lambdarank) else scores, queries, g, h)
@@ -169,7 +172,8 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
     quantized = ({"quantized": engine.quantize_gradients(rng, g, h, params.gradient_bits, rows)}
                  if params.quantized_gradients else {})
     f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,
-                         feature_cost=None if costs is None else costs.current, **quantized)
+                         feature_cost=None if costs is None else costs.current,
+                         leaf_of_row=leaf_of_row if rows is None else None, **quantized)
     return f, rows
 
 

@@ -129,7 +129,7 @@ from ._histogram import build_histogram, node_histograms
 from ._quantize import QuantizedGradients, checked_quantized, integer_job, quantize_gradients, refit
 from ._split import (GAIN_TIE_RTOL, Split, _score, best_splits_among, find_best_split, gradient_noise,
                      tie_floor)
-from ._tree_checks import _checked_inputs
+from ._tree_checks import _checked_inputs, checked_leaf_of_row
 from .constants import COUNT, G, H, MISSING_BIN
 from .model import LEAF, Tree
 from .params import TreeParams
@@ -139,7 +139,7 @@ __all__ = ["GAIN_TIE_RTOL", "grow_tree", "build_histogram", "Split", "find_best_
 
 
 def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, rows=None,
-              feature_mask=None, feature_cost=None, quantized=None) -> Tree:
+              feature_mask=None, feature_cost=None, quantized=None, leaf_of_row=None) -> Tree:
     """Grow one regression tree on ``binned[rows]`` (the rules of the module docstring).
 
     Parameters
@@ -156,6 +156,9 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     quantized : QuantizedGradients, optional (``quantize_gradients``); the splits are then
         chosen on its integer gradients and the values refit from ``gradients`` and
         ``hessians`` (quantized training, :mod:`~twinrank.reference._quantize`).
+    leaf_of_row : int32 array (n_rows,), optional; receives the leaf of each row of ``rows``
+        (the grower's partition: what routing the row down the tree gives, without the walk;
+        the boosting loop's score update). The other rows are left as they are.
 
     Returns
     -------
@@ -164,18 +167,27 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     its would-be leaf value, its gain, ``threshold = thresholds[f][b]`` (``+inf`` for
     ``b = n_f - 1``) and ``bin_threshold = b``.
     """
-    if quantized is None:
-        return grow_trees(binned, gradients, hessians, thresholds, params, [(rows, feature_mask)],
-                          feature_cost=feature_cost)[0]
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask, feature_cost)
+    leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
+    if quantized is None:
+        growth = _grown([_Growth(job)])[0]
+        if leaf_of_row is not None:
+            _label_rows(growth, leaf_of_row)
+        return growth.tree()
     on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
     growth = _grown([_Growth(on_integers)])[0]
-    leaf_of_row = np.zeros(len(job.gradients), dtype=np.int64)  # (n_rows,) the leaf of each row
+    if leaf_of_row is None:
+        leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) the leaf of each row
+    _label_rows(growth, leaf_of_row)
+    return refit(growth.tree(), leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
+                 on_integers.gain_factor)
+
+
+def _label_rows(growth, leaf_of_row: np.ndarray) -> None:
+    """Write the leaf of each of the tree's rows into ``leaf_of_row`` (n_rows,): a leaf keeps its rows."""
     for k, node in enumerate(growth.nodes):
         if node.rows is not None:
             leaf_of_row[node.rows] = k
-    return refit(growth.tree(), leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
-                 on_integers.gain_factor)
 
 
 class _Growth:

@@ -275,6 +275,36 @@ def test_tree_invariants(twin, job):
     np.testing.assert_array_equal(tree.value, expected)
 
 
+@pytest.mark.parametrize("twin", TWINS, ids=TWIN_IDS)
+@given(job=tree_jobs())
+def test_leaf_of_row_is_the_leaf_each_row_reaches_and_other_rows_are_untouched(twin, job):
+    X, thresholds, g, h, params, options = job
+    leaf_of_row = np.full(len(g), -7, dtype=np.int32)
+    tree = twin.grow_tree(binned_for(twin, X, thresholds), g.copy(), h.copy(), thresholds, params,
+                          leaf_of_row=leaf_of_row, **options)
+    assert tree.equals(grow_with(twin, job))  # the output changes nothing of the tree
+    rows = np.unique(np.arange(len(g)) if options["rows"] is None else options["rows"])
+    reach = rows_reaching(tree, ref_binning.apply_bins(X, thresholds)[rows])  # (n_nodes, len(rows))
+    leaf = np.argmax(reach & tree.is_leaf[:, None], axis=0)  # (len(rows),) the leaf each row reaches
+    np.testing.assert_array_equal(leaf_of_row[rows], leaf)
+    untouched = np.setdiff1d(np.arange(len(g)), rows)
+    assert np.all(leaf_of_row[untouched] == -7)
+    np.testing.assert_array_equal(tree.value[leaf_of_row[rows]], twin_predict_binned(twin, tree, X, thresholds)[rows])
+
+
+def twin_predict_binned(twin, tree, X, thresholds):
+    module = importlib.import_module(f"twinrank.{'reference' if twin is ref else 'fast'}.predict")
+    return module.predict_tree_binned(tree, binned_for(twin, X, thresholds))
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=TWIN_IDS)
+def test_leaf_of_row_must_be_int32_of_every_row(twin):
+    X, thresholds, g, h = make_problem(3, 20, 2)
+    for bad in (np.zeros(20, dtype=np.int64), np.zeros(19, dtype=np.int32), [0] * 20):
+        with pytest.raises(ParameterError, match="leaf_of_row must be an int32 array of shape"):
+            twin.grow_tree(binned_for(twin, X, thresholds), g, h, thresholds, TreeParams(), leaf_of_row=bad)
+
+
 def rows_reaching(tree, binned):
     """(n_nodes, n_rows) bool: which rows of ``binned`` pass through each node."""
     reach = np.zeros((tree.n_nodes, len(binned)), dtype=bool)
