@@ -45,6 +45,7 @@ VARIANTS = {  # name: (CLI algorithm, parameters beyond the defaults)
     "random-forest": ("random-forest", {}),
     "igbrt": ("igbrt", {}),
     "bl-mart": ("bl-mart", {}),
+    "bl-mart n_jobs=2": ("bl-mart", {"n_jobs": 2}),  # its members in two processes, one per core
     "dart": ("dart", {}),
     "x-dart": ("x-dart", {}),
     "lambdamart a.l.r.": ("lambdamart", {"learning_rate_schedule": "adaptive"}),
