@@ -103,8 +103,8 @@ side) candidate; the larger child's histogram is the parent's minus its siblings
 features, so only the smaller children are summed from their rows; the next leaf
 to split is an ``np.argmax`` over the leaves' best gains (``_Leaves``). A node that
 cannot split (at ``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no
-histogram, and a node's histogram covers only the features it may split on (less the
-constant ones, which have no candidate: ``_splittable``).
+histogram, and a node's histogram covers only the features it may split on (a node that
+may split on every feature skips the constant ones, which have no candidate: ``_splittable``).
 ``grow_trees`` grows a forest's batch of trees side by side (``_Growth``: each
 tree's loop cut into steps), the new leaves of every tree scored as one batch.
 Subtraction changes the last bits of the larger child's sums, never a split
@@ -291,13 +291,18 @@ class _Node:
 
 def _node(job, rows: np.ndarray, depth: int, node_id: int) -> _Node:
     totals = np.array([job.gradients[rows].sum(), job.hessians[rows].sum(), len(rows)])
+    allowed = job.feature_mask[node_id]  # (n_features,)
+    if allowed.all():  # every feature: but the constant ones have no candidate
+        allowed = job.splittable
     return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2),
-                 np.flatnonzero(job.feature_mask[node_id] & job.splittable))
+                 np.flatnonzero(allowed))
 
 
 def _splittable(job) -> np.ndarray:
     """The features that can have a candidate at all, (n_features,) bool: two value bins or more, or
-    one and some missing rows. The others (constant features) get no histogram."""
+    one and some missing rows. The others (constant features) get no histogram where a node may
+    split on every feature; a node of sampled features keeps them (the nodes of a forest's batch
+    have as many features each, so that their splits are searched as one batch)."""
     single = np.flatnonzero(job.n_bins == 1)  # (n_single,)
     splittable = job.n_bins > 1  # (n_features,)
     splittable[single] = (job.binned[:, single] == MISSING_BIN).any(axis=0)
