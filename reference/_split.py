@@ -137,9 +137,7 @@ def _side_gains(side, below, totals, parent_score, b, missing, n_f, has_missing,
     exists = _candidates_exist(n_f, b, has_missing, separate, side)  # (n_nodes, c)
     left, right = _children(below, missing, totals, side)  # (3, n_nodes, c) each
     extra = _score(missing, l2) if side == 2 else 0.0  # (n_nodes, c) G_M^2/(H_M+l2)
-    side_gain = _score(left, l2) + _score(right, l2) + extra - parent_score  # (n_nodes, c)
-    if penalty.any():  # cost-aware splits (0 without costs)
-        side_gain -= penalty
+    side_gain = _score(left, l2) + _score(right, l2) + extra - parent_score - penalty  # (n_nodes, c)
     valid = (exists & (left[COUNT] >= min_rows) & (right[COUNT] >= min_rows)
              & (left[H] >= params.min_hessian_in_leaf)
              & (right[H] >= params.min_hessian_in_leaf))  # (n_nodes, c)
@@ -210,8 +208,6 @@ def _candidates_exist(n_f: np.ndarray, b: np.ndarray, has_missing: np.ndarray, s
         return inner & separate
     if side == 1:
         return inner & has_missing & ~separate
-    if not has_missing.any():  # no missing rows: no candidate beyond the value bins, none separate
-        return inner
     last = (b == n_f - 1) & has_missing  # all values left, missing right
     return (inner | last) & ~separate
 
@@ -241,4 +237,4 @@ def rounding_gain(gradient_noise, h, l2):
 def _score(stats: np.ndarray, l2: float) -> np.ndarray:
     r"""$G^2 / (H + \lambda_2)$ of ``stats`` (3, ...): G, H, count first; 0 where the denominator is not positive."""
     g, denominator = stats[G], stats[H] + l2
-    return np.divide(g * g, denominator, out=np.zeros_like(denominator), where=denominator > 0)
+    return g * g / np.where(denominator > 0, denominator, np.inf)  # G^2 / inf = 0
