@@ -45,7 +45,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
          n_threads, feature, bin_threshold, left, right, missing,
          value, gain, count, hessian_sum, leaf_of_row, g_int, h_int, g_levels, h_levels,
-         max_chunk, hist):
+         max_chunk):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
@@ -59,8 +59,6 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     # IN  g_int (n_rows,) int8, h_int (n_rows,) uint8, or both (0,): quantized training's integers
     #     (at most g_levels, h_levels in size), then every histogram is summed packed
     #     (``_packed_histogram``), at most max_chunk rows at a time
-    # TMP hist (max_leaves, d, 256, LANES) float64: the histogram pool, any contents (a slot is
-    #     written whole before it is read)
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
@@ -68,6 +66,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     gh = np.empty((m, 2))  # (m, 2) gathered gradients and hessians of a node
     goes_left = np.empty(m, dtype=np.uint8)
     block_lefts = np.empty(m // PARTITION_BLOCK + 2, dtype=np.int64)
+    hist = np.empty((max_leaves, n_features, N_SLOTS, LANES))  # (slots, d, 256, LANES) histogram pool
     free_slots = list(range(max_leaves - 1, -1, -1))
     scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),
              np.empty(n_features, dtype=np.int64))  # per-feature best gain, bin, side of a scan

@@ -12,7 +12,6 @@ both twins resolve them by one rule (`twinrank.reference.tree`, **Ties**).
 """
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -88,35 +87,12 @@ def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
         *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels,
-        PACKED_CHUNK_ROWS, histogram_pool(params.max_leaves, job.binned.shape[1]))
+        PACKED_CHUNK_ROWS)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
                  for f, b in zip(nodes["feature"], nodes["bin_threshold"])]
     return Tree(threshold=threshold, **nodes)
-
-
-POOL_KEPT_BYTES = 64 << 20  # a thread keeps its histogram pool for the next tree up to this size
-_pools = threading.local()  # .hist: the last pool this thread kept
-
-
-def histogram_pool(max_leaves: int, n_features: int) -> np.ndarray:
-    """The grower's histogram slots, (max_leaves, n_features, 256, LANES) float64, any contents.
-
-    A pool of at most ``POOL_KEPT_BYTES`` (LambdaMART's 31 leaves: 12 MB at 46 features,
-    35 MB at 136) is kept by the thread for its next tree of the same shape: a new one per
-    tree cost its page faults every round, 1.5 ms of a 6 ms tree on MQ2008. Larger pools
-    (a random forest's 1,024-leaf trees) are made per tree, as their pages are touched
-    sparsely and would otherwise stay resident after the fit.
-    """
-    shape = (max_leaves, n_features, N_SLOTS, LANES)
-    kept = getattr(_pools, "hist", None)
-    if kept is not None and kept.shape == shape:
-        return kept
-    pool = np.empty(shape)
-    if pool.nbytes <= POOL_KEPT_BYTES:
-        _pools.hist = pool
-    return pool
 
 
 def _leaf_arrays(n: int) -> dict:
