@@ -195,8 +195,9 @@ class _Growth:
     best splits, and the best-first loop cut into steps (:meth:`split_next`)."""
 
     def __init__(self, job):
+        every = np.flatnonzero(_splittable(job))  # the features of a node that may split on every feature
         job = SimpleNamespace(**vars(job), gradient_noise=gradient_noise(job),  # rounding_gain's
-                              splittable=_splittable(job))
+                              every_feature=every)
         self.job, self.nodes = job, [_node(job, job.rows, depth=0, node_id=0)]
         self.leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
         self.n_leaves = 1
@@ -292,10 +293,8 @@ class _Node:
 def _node(job, rows: np.ndarray, depth: int, node_id: int) -> _Node:
     totals = np.array([job.gradients[rows].sum(), job.hessians[rows].sum(), len(rows)])
     allowed = job.feature_mask[node_id]  # (n_features,)
-    if allowed.all():  # every feature: but the constant ones have no candidate
-        allowed = job.splittable
-    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2),
-                 np.flatnonzero(allowed))
+    features = job.every_feature if allowed.all() else np.flatnonzero(allowed)  # constant ones: no candidate
+    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2), features)
 
 
 def _splittable(job) -> np.ndarray:
@@ -382,8 +381,8 @@ def _subtract_siblings(growth: _Growth) -> None:
 
 def _may_be_parent(job, node: _Node) -> bool:
     """Whether the node's histogram may serve its children (sibling subtraction): kept only
-    without feature subsampling, where a child has the node's features."""
-    return len(node.features) == np.count_nonzero(job.splittable)
+    for a node of every feature (no feature subsampling), where a child has the node's features."""
+    return np.array_equal(node.features, job.every_feature)
 
 
 def _best_splits_of(batch: list) -> list:
