@@ -27,7 +27,7 @@ from generate import generate, queries_for_rows
 LOOP_PARTS = (  # (stopwatch label, what it is)
     ("lambdas", "objective: LambdaRank gradients and hessians (`objectives.LambdaRank.gradients`)"),
     ("grow_tree", "tree: histograms, split search, partition (`tree.grow_tree`)"),
-    ("score update", "training scores += new tree (`predict.predict_tree_binned`)"),
+    ("score update", "training scores += new tree (`predict.predict_tree_binned`; none in a round of all rows, whose step is `value[leaf_of_row]` in the loop)"),
     ("training metric", "NDCG@10 of the training set after every tree (`metrics.evaluate`, only with `eval_train=True`)"),
 )
 CHECKS = (  # (label, what is checked), timed again on their own on sampled rounds
