@@ -30,7 +30,7 @@ from numba import njit, prange
 
 from twinrank.reference.binning import MISSING_BIN
 
-from ._histogram import N_SLOTS, build_into
+from ._histogram import FEATURE_SLOTS, N_SLOTS, build_into
 from ._simd import LANES
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import PARTITION_BLOCK, partition
@@ -66,7 +66,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     gh = np.empty((m, 2))  # (m, 2) gathered gradients and hessians of a node
     goes_left = np.empty(m, dtype=np.uint8)
     block_lefts = np.empty(m // PARTITION_BLOCK + 2, dtype=np.int64)
-    hist = np.empty((max_leaves, n_features, N_SLOTS, LANES))  # (slots, d, 256, LANES) histogram pool
+    hist = np.empty((max_leaves, n_features, FEATURE_SLOTS, LANES))  # (slots, d, 258, LANES) histogram pool
     free_slots = list(range(max_leaves - 1, -1, -1))
     scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),
              np.empty(n_features, dtype=np.int64))  # per-feature best gain, bin, side of a scan

@@ -24,6 +24,12 @@ to it with one vector instruction (``_simd.add_row``), so the row counts cost
 no extra memory operation.
 
 Accumulators are float64: the lane ``[..., 2]`` counts rows exactly up to 2**53.
+
+A histogram array is (d, FEATURE_SLOTS, LANES): each feature's 256 slots are followed by
+PAD_SLOTS unused ones (zero), so that features are 8 KB + 64 B apart, not 8 KB. A pass adds
+into four features at once, likely into the same cache sets at 8 KB strides: unpadded, a fit
+ran 5-8% slower per tree at 1M x 136 (measured in rotation, 12 trees, 2 threads: 276-281
+against 254-267 ms); the sums are the same bit for bit.
 """
 from __future__ import annotations
 
@@ -34,7 +40,9 @@ from twinrank.reference.constants import N_SLOTS
 
 from ._simd import LANES, add_row
 
-SLOT_SIZE = LANES * N_SLOTS  # [g, h, count, 0] per slot: one feature's histogram, flattened
+PAD_SLOTS = 2  # unused slots after each feature's 256: a feature's histogram is not 8 KB apart from the next
+FEATURE_SLOTS = N_SLOTS + PAD_SLOTS  # slots per feature in a histogram array (d, FEATURE_SLOTS, LANES)
+SLOT_SIZE = LANES * FEATURE_SLOTS  # [g, h, count, 0] per slot: one feature's histogram, flattened
 ROW_BLOCK = 4096  # positions per block of the column pass
 GATHER_ROWS = 256  # rows per gathered block of the row pass
 SPARSE_RATIO = 16  # a node with fewer than n_rows / SPARSE_RATIO rows uses the row-major bins
@@ -53,7 +61,7 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     # IN  bin_columns (n_rows * d,) uint8, the bins in column-major order (feature f at
     #     f * n_rows); bin_rows (n_rows * d,) the same bins row-major; gradients, hessians
     #     (n_rows,); order (m,) row ids; n_threads: tasks to cut the features into
-    # OUT hist (d, 256, LANES) float64 C order; parent (d, 256, LANES) if subtract
+    # OUT hist (d, FEATURE_SLOTS, LANES) float64 C order (slots 256.. zero); parent the same if subtract
     # BUF gh (m, 2) float64, positions [start, stop) are overwritten
     """
     n_features = hist.shape[0]
@@ -98,7 +106,7 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, or
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0
-    flat = hist.reshape(hist.size)  # (d * 256 * LANES,) feature f at f * SLOT_SIZE
+    flat = hist.reshape(hist.size)  # (d * FEATURE_SLOTS * LANES,) feature f at f * SLOT_SIZE
     gh_flat = gh.reshape(gh.size)  # (2 m,) g and h interleaved
     if sparse:
         _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last)

@@ -29,7 +29,7 @@ from . import _grower
 from ._grower import grow
 from ._threads import threads
 from ._layout import bin_layouts
-from ._histogram import build_into
+from ._histogram import FEATURE_SLOTS, build_into
 from ._simd import LANES
 from ._quantize_kernels import quantize_gradients, refit
 from ._split import best_split, left_stats
@@ -130,10 +130,10 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     rows = _row_ids(np.asarray(rows), binned.shape[0])
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
-    hist = np.empty((binned.shape[1], N_SLOTS, LANES))  # (n_features, 256, LANES)
+    hist = np.empty((binned.shape[1], FEATURE_SLOTS, LANES))  # (n_features, 258, LANES)
     build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
                np.empty((len(rows), 2)), numba.get_num_threads(), hist, False)
-    return np.ascontiguousarray(hist[..., :3])  # (n_features, 256, 3): g, h, count
+    return np.ascontiguousarray(hist[:, :N_SLOTS, :3])  # (n_features, 256, 3): g, h, count
 
 
 def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
