@@ -56,7 +56,7 @@ def scan_feature(slots, n_bins, g, h, c, parent_score, penalty, min_rows, min_he
     Otherwise bins ``0 .. n_bins - 2``: missing rows right, then (if any) left. The
     last value bin only with missing rows (all values left, missing right).
     """
-    # IN slots (256, >= 3) the feature's histogram: g, h, count first (the grower's has a padding lane)
+    # IN slots (>= 256, >= 3) the feature's histogram: g, h, count first (the grower's has padding slots and lane)
     g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
     if three_way and c_miss > 0 and c_miss >= min_rows and h_miss >= min_hessian:
         return _scan_three_way(slots, n_bins, g, h, c, parent_score, penalty, min_rows,
@@ -120,7 +120,7 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     Scans the features one after the other on the calling thread, then applies the
     tie rule (module docstring).
 
-    # IN  hist (d, 256, >= 3): g, h, count first; n_bins (d,); allowed (d,) bool; penalty (d,);
+    # IN  hist (d, >= 256, >= 3): g, h, count first; n_bins (d,); allowed (d,) bool; penalty (d,);
     #     three_way: separate mode's three-way candidates where a feature's missing rows can
     #     make a child;
     #     rtol: twinrank.reference.tree.GAIN_TIE_RTOL; gradient_noise: rtol * sum |g| of the tree
