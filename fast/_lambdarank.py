@@ -23,6 +23,13 @@ row, with two rewrites that change only rounding:
   one exponential per pair instead.
 * Divisions by per-query or per-position constants become multiplications by
   their inverses.
+
+Three choices that change no bit: the sort from the previous order moves each
+document's score along with its id (no indirection in the insertion's compares);
+NDCG's $|\Delta Z|$ is computed inside the pair row (MAP's and ERR's fill a row
+first); exponential gains of integer grades come from a table ($2^l - 1$, exact).
+On the benchmark's 1M rows (rounds 20-25 of a fit, one thread) the lambdas took
+50 instead of 58 ms.
 """
 from __future__ import annotations
 
@@ -41,6 +48,7 @@ LABEL, SCORE, LAMBDA, HESSIAN, UP, DOWN, W0, W1, W2, W3, DELTA, ROW_LAMBDA, ROW_
 N_ROWS = 13
 N_GRADES = 32  # integer labels 0..31 (every LETOR grade scale) get the ideal DCG by counting, not sorting
 MAX_FACTORED_GAP = 1400.0  # sigma * score range below which e^{+-sigma (s - m)} cannot overflow
+GRADE_GAINS = np.exp2(np.arange(float(N_GRADES))) - 1.0  # (N_GRADES,) 2^l - 1 of the integer grades, exact
 
 
 @njit(cache=True, nogil=True)
@@ -72,7 +80,7 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, cu
         h[lo:hi] = 0.0
         if keep:
             argsort_descending_from(scores[lo:hi], order[:hi - lo], scratch[:hi - lo],
-                                    ranking[lo:hi], lo)
+                                    ranking[lo:hi], lo, work[SCORE, :hi - lo])
             for t in range(hi - lo):
                 ranking[lo + t] = lo + order[t]
         else:
@@ -113,13 +121,11 @@ def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cuto
     damp = normalize and spread != 0.0
     total = 0.0
     for a in range(top):
-        if metric == NDCG:
-            ndcg_deltas(work, a, n, 1.0 / norm)
-        elif metric == MAP:
+        if metric == MAP:
             map_deltas(work, a, n, 1.0 / norm)
-        else:
+        elif metric == ERR:
             err_deltas(work, a, n)
-        pair_row(work, a, n, sigma, factored, damp)
+        pair_row(work, a, n, sigma, factored, damp, metric == NDCG, 1.0 / norm)
         work[LAMBDA, a] += row_sum(work[ROW_LAMBDA, a + 1:n])
         work[HESSIAN, a] += row_sum(work[ROW_HESSIAN, a + 1:n])
         if normalize:
@@ -131,12 +137,16 @@ def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cuto
 
 
 @njit(cache=True, error_model="numpy")
-def pair_row(work, a, n, sigma, factored, damp):
+def pair_row(work, a, n, sigma, factored, damp, ndcg, inv_ideal):
     r"""Pairs (a, b), b > a: signed $\lambda$ into ROW_LAMBDA (+ pushes a up), hessian into ROW_HESSIAN.
 
     a is ranked above b, so $x = \sigma (s_a - s_b) \ge 0$, $u = e^x \ge 1$,
     $r = 1 / (1 + u) \le 1/2$ and $1 - r$ are both accurate; $\rho = r$ if
     $y_a > y_b$ (a is the better document) and $1 - r$ otherwise.
+
+    $|\Delta Z|$: with ``ndcg``, $|G_a - G_b|\,|D_a - D_b| / \mathrm{IDCG}$ from W0 = gains,
+    W1 = discounts and ``inv_ideal`` = 1 / IDCG; otherwise the row DELTA (``map_deltas``,
+    ``err_deltas``).
     """
     label_a, score_a, up_a = work[LABEL, a], work[SCORE, a], work[UP, a]
     # work[ROW, a + 1:n]: positions a+1 .. n-1 of a row, indexed from 0 (a loop from 0 vectorises)
@@ -144,8 +154,11 @@ def pair_row(work, a, n, sigma, factored, damp):
     delta = work[DELTA, a + 1:n]
     row_lambda, row_hessian = work[ROW_LAMBDA, a + 1:n], work[ROW_HESSIAN, a + 1:n]
     lambdas, hessians = work[LAMBDA, a + 1:n], work[HESSIAN, a + 1:n]
+    gain_a, discount_a = work[W0, a], work[W1, a]
+    gains, discounts = work[W0, a + 1:n], work[W1, a + 1:n]
     for i in range(n - a - 1):
-        weight = delta[i] / (SCORE_DISTANCE_EPSILON + (score_a - score[i])) if damp else delta[i]
+        z = abs(gain_a - gains[i]) * abs(discount_a - discounts[i]) * inv_ideal if ndcg else delta[i]
+        weight = z / (SCORE_DISTANCE_EPSILON + (score_a - score[i])) if damp else z
         u = up_a * down[i] if factored else math.exp(sigma * (score_a - score[i]))
         r = 1.0 / (1.0 + u)
         one_minus_r = 1.0 - r
@@ -155,15 +168,6 @@ def pair_row(work, a, n, sigma, factored, damp):
         row_hessian[i] = pair_hessian
         lambdas[i] -= pair_lambda
         hessians[i] += pair_hessian
-
-
-@njit(cache=True, error_model="numpy")
-def ndcg_deltas(work, a, n, inv_ideal):
-    r"""DELTA[b] = $|G_a - G_b|\,|D_a - D_b| / \mathrm{IDCG}$ (W0 = gains, W1 = discounts)."""
-    gain_a, discount_a = work[W0, a], work[W1, a]
-    gains, discounts, delta = work[W0, a + 1:n], work[W1, a + 1:n], work[DELTA, a + 1:n]
-    for i in range(n - a - 1):
-        delta[i] = abs(gain_a - gains[i]) * abs(discount_a - discounts[i]) * inv_ideal
 
 
 @njit(cache=True, error_model="numpy")
@@ -198,11 +202,15 @@ def err_deltas(work, a, n):
 @njit(cache=True)
 def prepare_ndcg(work, n, discounts, linear_gain, grade_counts):
     """W0 = gains, W1 = discounts; returns the ideal DCG@cutoff."""
+    grades = count_grades(work[LABEL, :n], grade_counts)
     for t in range(n):
         label = work[LABEL, t]
-        work[W0, t] = label if linear_gain else np.exp2(label) - 1.0
+        if linear_gain:
+            work[W0, t] = label
+        else:
+            work[W0, t] = GRADE_GAINS[int(label)] if grades else np.exp2(label) - 1.0
         work[W1, t] = discounts[t]
-    if count_grades(work[LABEL, :n], grade_counts):
+    if grades:
         return ideal_dcg_of_grades(grade_counts, discounts, linear_gain)
     ideal_gains = work[W2, :n]
     for t in range(n):  # a loop, not ``ideal_gains[:] = ...``: no shape-error text to compile
@@ -255,7 +263,7 @@ def ideal_dcg_of_grades(grade_counts, discounts, linear_gain):
     """The ideal DCG from grade counts: the sorted-gains sum, without sorting (same order of additions)."""
     ideal, t = 0.0, 0
     for grade in range(N_GRADES - 1, -1, -1):
-        gain = grade if linear_gain else np.exp2(grade) - 1.0
+        gain = grade if linear_gain else GRADE_GAINS[grade]
         for _ in range(grade_counts[grade]):
             ideal += gain * discounts[t]
             t += 1

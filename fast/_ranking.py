@@ -64,7 +64,7 @@ def argsort_descending(values, order, scratch):
 
 
 @njit(cache=True)
-def argsort_descending_from(values, order, scratch, hint, first):
+def argsort_descending_from(values, order, scratch, hint, first, keys):
     """``argsort_descending`` started from ``hint``, an earlier order of the same rows.
 
     If ``hint`` (n,) holds the row ids ``first .. first + n - 1`` in some order, an
@@ -73,10 +73,11 @@ def argsort_descending_from(values, order, scratch, hint, first):
     a total order); after ``8 n`` swaps, or if ``hint`` is no such permutation, the
     rows are sorted afresh.
 
-    # IN values (n,); hint (n,) int64 global row ids; OUT order (n,); BUF scratch (n,)
+    # IN values (n,); hint (n,) int64 global row ids; OUT order (n,); BUF scratch (n,) int64,
+    #    keys (n,) float64
     """
     n = len(values)
-    if _load_hint(hint, first, order, scratch) and _insertion_sort_from(values, order, 8 * n):
+    if _load_hint(hint, first, order, scratch) and _insertion_sort_from(values, order, keys, 8 * n):
         return
     argsort_descending(values, order, scratch)
 
@@ -96,18 +97,21 @@ def _load_hint(hint, first, order, seen):
 
 
 @njit(cache=True)
-def _insertion_sort_from(values, order, max_swaps):
-    """Insertion sort of ``order`` by (descending value, ascending id); False after ``max_swaps``."""
+def _insertion_sort_from(values, order, keys, max_swaps):
+    """Insertion sort of ``order`` by (descending value, ascending id); False after ``max_swaps``.
+    The values are gathered once into ``keys`` (n,), which moves along with ``order``."""
+    n = len(order)
+    for t in range(n):
+        keys[t] = values[order[t]]
     swaps = 0
-    for i in range(1, len(order)):
-        item = order[i]
-        value = values[item]
+    for i in range(1, n):
+        item, value = order[i], keys[i]
         j = i - 1
-        while j >= 0 and (values[order[j]] < value or (values[order[j]] == value and order[j] > item)):
-            order[j + 1] = order[j]
+        while j >= 0 and (keys[j] < value or (keys[j] == value and order[j] > item)):
+            order[j + 1], keys[j + 1] = order[j], keys[j]
             j -= 1
-            swaps += 1
-        order[j + 1] = item
+        swaps += i - 1 - j
+        order[j + 1], keys[j + 1] = item, value
         if swaps > max_swaps:
             return False
     return True
