@@ -84,7 +84,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     best = (best_gain, best_feature, best_bin, best_side)
     n_packed = m if len(g_int) > 0 else 0
     pk = np.empty(n_packed, dtype=np.int64)  # (m,) gathered packed integers of a node
-    ihist = np.empty((n_features if n_packed else 0, N_SLOTS), dtype=np.int64)
+    ihist = np.empty((n_threads, n_features if n_packed else 0, N_SLOTS), dtype=np.int64)  # per task
     packing = (g_int, h_int, np.int64(g_levels), np.int64(h_levels), np.int64(max_chunk), ihist, pk)
 
     root = np.int64(0)

@@ -19,6 +19,13 @@ it was cut, nor on the thread count.
     gather      prange over rows       pk[i] = packed (g, h, 1) of row order[i]  O(n_node)
     accumulate  prange over tasks      each task sums its own range of features   O(n_node * d)
     unpack      per task               (G, H, count) as float64 into hist         O(d * 256)
+
+Sparse nodes (the row-major pass) are cut by rows instead, since integer sums do not depend
+on their order: each task packs and sums its own share of the node's rows over every
+feature into a histogram of its own, then each task adds up its features' slots over the
+tasks' histograms and unpacks them. A row's bins are then gathered by one task, not by
+every task for its own features (the benchmark's 1M rows, 2 threads, one tree on the same
+gradients, in rotation: 145-149 ms against 155-163 ms cut by features).
 """
 from __future__ import annotations
 
@@ -72,11 +79,15 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
     #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
     # OUT hist (d, 256, LANES) float64; parent (d, 256, LANES) if subtract
-    # BUF ihist (d, 256) int64; pk (m,) int64, positions [start, stop) overwritten
+    # BUF ihist (n_threads, d, 256) int64; pk (m,) int64, positions [start, stop) overwritten
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
+    if sparse and chunk >= stop - start and n_tasks > 1 and (stop - start) * n_features >= PARALLEL_WORK:
+        _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, np.int64(c), np.int64(k), order, start,
+                        stop, pk, n_tasks, parent, subtract)
+        return
     in_order = stop - start == len(g_int)
     if in_order:
         for i in range(len(g_int)):
@@ -87,16 +98,59 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
             pk[i] = _pack(g_int, h_int, order[i], c, k)
-        _packed_task(np.int64(0), np.int64(1), hist, ihist, bin_columns, bin_rows, sparse, in_order,
+        _packed_task(np.int64(0), np.int64(1), hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
                      order, start, stop, pk, np.int64(chunk), c, k, parent, subtract)
     else:
-        _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int,
+        _packed_parallel(hist, ihist[0], bin_columns, bin_rows, sparse, in_order, g_int, h_int,
                          np.int64(chunk), c, k, order, start, stop, pk, n_tasks, parent, subtract)
 
 
 @njit(cache=True, inline='always')
 def _pack(g_int, h_int, row, c, k):
     return (np.int64(g_int[row]) << (c + k)) + (np.int64(h_int[row]) << c) + np.int64(1)
+
+
+@njit(parallel=True, cache=True)
+def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, stop, pk, n_tasks, parent,
+                    subtract):
+    """Sparse nodes: task t sums rows ``[start + t m / T, start + (t + 1) m / T)`` into ``ihist[t]``;
+    then each task adds its features' slots over the T histograms, unpacks and subtracts."""
+    m, n_features = stop - start, hist.shape[0]
+    for task in prange(n_tasks):
+        lo, hi = start + task * m // n_tasks, start + (task + 1) * m // n_tasks
+        for i in range(lo, hi):
+            pk[i] = _pack(g_int, h_int, order[i], c, k)
+        ihist[task] = 0
+        _rows_packed(ihist[task].reshape(ihist[task].size), bin_rows, order, pk, lo, hi, 0, n_features)
+    for task in prange(n_tasks):
+        first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
+        for t in range(1, n_tasks):
+            ihist[0, first:last] += ihist[t, first:last]
+        hist[first:last] = 0.0
+        _unpack_add(hist, ihist[0], first, last, c, k)
+        if subtract:
+            _subtract(parent, hist, first, last)
+
+
+@njit(cache=True, inline='always')
+def _unpack_add(hist, ihist, first, last, c, k):
+    """hist[f, b] += the (G, H, count) packed in ihist[f, b], features ``[first, last)``."""
+    count_mask, h_mask = (np.int64(1) << c) - 1, (np.int64(1) << k) - 1
+    for f in range(first, last):
+        for b in range(N_SLOTS):
+            s = ihist[f, b]
+            hist[f, b, 0] += np.float64(s >> (c + k))  # arithmetic shift: the signed G
+            hist[f, b, 1] += np.float64((s >> c) & h_mask)
+            hist[f, b, 2] += np.float64(s & count_mask)
+
+
+@njit(cache=True, inline='always')
+def _subtract(parent, hist, first, last):
+    """parent -= hist over features ``[first, last)``."""
+    flat = hist.reshape(hist.size)
+    parent_flat = parent.reshape(parent.size)
+    for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
+        parent_flat[at] -= flat[at]
 
 
 @njit(parallel=True, cache=True)
@@ -118,7 +172,6 @@ def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_o
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0
     iflat = ihist.reshape(ihist.size)  # (d * 256,) feature f at f * 256
-    count_mask, h_mask = (np.int64(1) << c) - 1, (np.int64(1) << k) - 1
     for chunk_start in range(start, stop, chunk):
         chunk_stop = min(stop, chunk_start + chunk)
         ihist[first:last] = 0
@@ -126,17 +179,9 @@ def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_o
             _rows_packed(iflat, bin_rows, order, pk, chunk_start, chunk_stop, first, last)
         else:
             _columns_packed(iflat, bin_columns, in_order, order, pk, chunk_start, chunk_stop, first, last)
-        for f in range(first, last):
-            for b in range(N_SLOTS):
-                s = ihist[f, b]
-                hist[f, b, 0] += np.float64(s >> (c + k))  # arithmetic shift: the signed G
-                hist[f, b, 1] += np.float64((s >> c) & h_mask)
-                hist[f, b, 2] += np.float64(s & count_mask)
+        _unpack_add(hist, ihist, first, last, c, k)
     if subtract:
-        flat = hist.reshape(hist.size)
-        parent_flat = parent.reshape(parent.size)
-        for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
-            parent_flat[at] -= flat[at]
+        _subtract(parent, hist, first, last)
 
 
 _1, _2, _3, _4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)

@@ -171,6 +171,27 @@ def test_mq2008_lambdas_quantized_grow_the_same_tree_bit_for_bit(mq2008, chunk_r
         assert a.n_leaves == 31 and a.equals(b), bits
 
 
+def test_sparse_nodes_summed_by_rows_on_two_threads_grow_the_references_tree():
+    """Deep nodes (under 1/16 of the rows) big enough for threads (m * d >= 65,536) are cut by rows
+    (``_packed_histogram._packed_by_rows``): the integer sums, and the tree, must not change."""
+    rng = np.random.default_rng(5)
+    n_rows, n_features = 40_000, 64
+    X = np.round(rng.standard_normal((n_rows, n_features)) * 3).astype(np.float32)  # ties in every column
+    X[rng.random(X.shape) < 0.1] = np.nan
+    signs = np.where(np.nan_to_num(X[:, :6]) > 0, 1.0, -1.0)  # (n_rows, 6) balanced halves, nested
+    g, h = signs @ 0.5 ** np.arange(6) + 0.1 * rng.standard_normal(n_rows), rng.random(n_rows)
+    thresholds = ref_binning.bin_thresholds(X, 63)
+    params = TreeParams(max_leaves=31, min_samples_leaf=20)
+    q = quantize_gradients(rng, g, h, 4)
+    a = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    with threads(2):
+        b = fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    split = a.left != LEAF
+    built = np.minimum(a.count[a.left[split]], a.count[a.right[split]])  # the smaller child of each split
+    assert np.sum((built * 16 < n_rows) & (built * n_features >= 65_536)) >= 4  # the path was taken
+    assert a.equals(b)
+
+
 def test_quantized_gbrt_twins_agree_and_the_seed_decides():
     train = ranking_data(seed=4, n_queries=12)
     options = dict(n_trees=4, max_leaves=6, min_samples_leaf=2, quantized_gradients=True, gradient_bits=2)
