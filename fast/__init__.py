@@ -12,8 +12,8 @@ drives them (measured: 100 LambdaMART trees on MQ2008 took 12.5 s instead of 1.1
 on 2 threads of a loaded 2-core machine).
 
 Importing it also chooses where numba caches the compiled kernels
-(:mod:`._numba_cache`: beside the sources, or a per-user directory when they are
-read-only; ``CACHE_DIR`` names it).
+(:mod:`._numba_cache`: a folder named by a hash of the twins' sources, beside them, or
+in a per-user directory when they are read-only; ``CACHE_DIR`` names it).
 
 The everyday names are importable from the package itself, as in
 ``from twinrank.fast import LambdaMART, load_mq2008, evaluate`` (the same names as

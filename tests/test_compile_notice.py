@@ -1,5 +1,5 @@
 """The first run says it compiles (issue 13, item 2), once; a warm cache says nothing; the kernels
-cache even when the package folder cannot be written.
+cache even when the package folder cannot be written, and never outlive the sources they came from.
 
 Each test runs a fresh Python process on the smallest kernel there is
 (``objectives.squared_error``, well under a second to compile), with its own
@@ -47,26 +47,75 @@ def test_the_cache_dir_honours_the_users_choice(tmp_path, monkeypatch):
 
 def test_the_cache_stays_beside_a_writable_package(tmp_path, monkeypatch):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    assert _numba_cache.choose(tmp_path) == str(tmp_path / "__pycache__")
-    assert "NUMBA_CACHE_DIR" not in os.environ
+    key = _numba_cache.sources_key(tmp_path)
+    assert _numba_cache.choose(tmp_path) == str(tmp_path / "__pycache__" / f"kernels-{key}")
+    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "__pycache__" / f"kernels-{key}")
 
 
 def test_an_unwritable_package_caches_per_user(tmp_path, monkeypatch):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     (tmp_path / "__pycache__").write_text("a file where the folder would be")  # unwritable, even for root
-    assert _numba_cache.choose(tmp_path) == str(tmp_path / "xdg" / "twinrank" / "numba")
-    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "xdg" / "twinrank" / "numba")
+    expected = str(tmp_path / "xdg" / "twinrank" / "numba" / f"kernels-{_numba_cache.sources_key(tmp_path)}")
+    assert _numba_cache.choose(tmp_path) == expected
+    assert os.environ["NUMBA_CACHE_DIR"] == expected
+
+
+def test_the_key_follows_every_source_file_of_both_twins(tmp_path):
+    for twin in ("fast", "reference"):
+        (tmp_path / twin).mkdir()
+        (tmp_path / twin / "kernel.py").write_text("X = 1\n")
+    first = _numba_cache.sources_key(tmp_path / "fast")
+    (tmp_path / "reference" / "kernel.py").write_text("X = 2\n")
+    second = _numba_cache.sources_key(tmp_path / "fast")
+    (tmp_path / "fast" / "notes.txt").write_text("not a source")
+    assert first != second == _numba_cache.sources_key(tmp_path / "fast")
+
+
+def test_other_versions_kernels_are_removed_and_the_users_folder_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    old = [cache / "kernels-0123456789abcdef", cache / "grower.grow-43.py311.nbi", cache / "grower.grow-43.py311.1.nbc"]
+    old[0].mkdir()
+    for path in old[1:]:
+        path.write_bytes(b"")
+    kept = [cache / "kernel.cpython-311.pyc", cache / "kernels-mine"]
+    kept[0].write_bytes(b"")
+    kept[1].mkdir()
+    chosen = Path(_numba_cache.choose(tmp_path))
+    assert not any(path.exists() for path in old) and all(path.exists() for path in kept)
+    assert chosen.parent == cache and chosen.name.startswith("kernels-")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))  # the user's own folder: nothing is removed in it
+    assert _numba_cache.choose(tmp_path) == str(cache) and kept[1].exists()
+
+
+def copy_of_the_package(root: Path) -> Path:
+    """The twins copied to ``root/twinrank`` (without caches), importable with ``PYTHONPATH=root``."""
+    for twin in ("fast", "reference", "testing"):
+        source = Path(_numba_cache.PACKAGE_DIR).parent / twin
+        shutil.copytree(source, root / "twinrank" / twin, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_an_edited_source_never_runs_stale_kernels(tmp_path):
+    """A kernel compiles in the constants it reads from other files; numba keys its cache by the
+    kernel's own file only. Edit ``reference/constants.py``: ``apply_bins`` must write the new value."""
+    root = copy_of_the_package(tmp_path / "site")
+    probe = ("import numpy as np; from twinrank.fast import binning; "
+             "X = np.array([[np.nan], [1.0]], dtype=np.float32); "
+             "print(int(binning.apply_bins(X, binning.bin_thresholds(X, 4))[0, 0]))")
+    assert run(probe, PYTHONPATH=str(root)).stdout.split() == ["255"]
+    constants = root / "twinrank" / "reference" / "constants.py"
+    constants.write_text(constants.read_text().replace("MISSING_BIN = 255", "MISSING_BIN = 254", 1))
+    assert run(probe, PYTHONPATH=str(root)).stdout.split() == ["254"]
 
 
 @pytest.fixture
 def read_only_install(tmp_path):
     """A copy of the package whose folders cannot be written (a file stands where ``fast/__pycache__``
     would go, so even root cannot cache beside the sources)."""
-    root = tmp_path / "site"
-    for twin in ("fast", "reference", "testing"):
-        source = Path(_numba_cache.PACKAGE_DIR).parent / twin
-        shutil.copytree(source, root / "twinrank" / twin, ignore=shutil.ignore_patterns("__pycache__"))
+    root = copy_of_the_package(tmp_path / "site")
     (root / "twinrank" / "fast" / "__pycache__").write_text("")
     for path in root.rglob("*"):
         path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
