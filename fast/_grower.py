@@ -66,7 +66,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     gh = np.empty((m, 2))  # (m, 2) gathered gradients and hessians of a node
     goes_left = np.empty(m, dtype=np.uint8)
     block_lefts = np.empty(m // PARTITION_BLOCK + 2, dtype=np.int64)
-    hist = np.empty((max_leaves, n_features, FEATURE_SLOTS, LANES))  # (slots, d, 258, LANES) histogram pool
+    hist = np.empty((max_leaves + 1, n_features, FEATURE_SLOTS, LANES))  # (slots, d, 258, LANES) histogram pool
+    spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
     free_slots = list(range(max_leaves - 1, -1, -1))
     scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),
              np.empty(n_features, dtype=np.int64))  # per-feature best gain, bin, side of a scan
@@ -100,7 +101,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
         _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
-               m, gh, n_threads, hist[slot[root]], np.bool_(False))
+               m, gh, n_threads, hist[slot[root]], np.bool_(False), spare)
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
                   best)
@@ -155,7 +156,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                           bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                          max_depth, min_rows, gh, n_threads, packing)
+                          max_depth, min_rows, gh, n_threads, packing, spare)
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
@@ -180,7 +181,7 @@ def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
 @njit(cache=True, inline='always')
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                       bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                      max_depth, min_rows, gh, n_threads, packing):
+                      max_depth, min_rows, gh, n_threads, packing, spare):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
     The largest child (ties: the last) takes the parent's slot minus its siblings'
@@ -204,7 +205,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
         else:
             target = free_slots.pop()
         _build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
-               start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large))
+               start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare)
         if split_child:
             slot[child] = target
         else:
@@ -217,7 +218,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 
 @njit(cache=True, inline='always')
 def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-           n_threads, parent, subtract):
+           n_threads, parent, subtract, spare):
     """``build_packed_into`` with quantized integers, else ``build_into``."""
     g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
     if len(g_int) > 0:
@@ -226,7 +227,7 @@ def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, sta
                           stop, pk, n_threads, parent, subtract)
     else:
         build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-                   n_threads, parent, subtract)
+                   n_threads, parent, subtract, spare)
 
 
 @njit(cache=True, inline='always')

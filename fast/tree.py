@@ -132,7 +132,7 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
     hist = np.empty((binned.shape[1], FEATURE_SLOTS, LANES))  # (n_features, 258, LANES)
     build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
-               np.empty((len(rows), 2)), numba.get_num_threads(), hist, False)
+               np.empty((len(rows), 2)), numba.get_num_threads(), hist, False, np.empty_like(hist))
     return np.ascontiguousarray(hist[:, :N_SLOTS, :3])  # (n_features, 256, 3): g, h, count
 
 

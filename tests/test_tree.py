@@ -480,6 +480,32 @@ def test_parallel_paths_identical_to_reference_and_independent_of_thread_count()
     assert one.equals(fast.grow_tree(binned, g_real, h, thresholds, params))
 
 
+def test_sparse_nodes_summed_in_halves_match_the_reference_and_any_thread_count():
+    """Deep nodes (under 1/16 of the rows) big enough for threads (m * d >= 65,536) are summed as two
+    fixed halves of their rows (``_histogram._build_halves``): the same tree as the reference on
+    representable gradients, and bit for bit the same tree on any number of threads otherwise."""
+    X, thresholds, _, h = make_problem(5, 40_000, 64, max_bins=30, missing=0.05)
+    signs = np.where(np.nan_to_num(X[:, :6], nan=0.0) > 15, 1.0, -1.0)  # (n_rows, 6) nested halves
+    g = np.round((signs @ 0.5 ** np.arange(6) + 0.1 * np.random.default_rng(3).standard_normal(len(h))) / STEP) * STEP
+    params = TreeParams(max_leaves=31, min_samples_leaf=20)
+    binned = fast_binning.apply_bins(X, thresholds)
+    tree = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params)
+    split = tree.left != LEAF
+    built = np.minimum(tree.count[tree.left[split]], tree.count[tree.right[split]])  # each split's smaller child
+    assert np.sum((built * 16 < len(g)) & (built * 64 >= 65_536)) >= 4  # the path is taken
+    old = numba.get_num_threads()
+    try:
+        grown = []
+        for n_threads in (1, 2):
+            numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+            grown.append(fast.grow_tree(binned, g, h, thresholds, params))
+            grown.append(fast.grow_tree(binned, g + STEP / 3, h, thresholds, params))  # inexact sums
+    finally:
+        numba.set_num_threads(old)
+    assert grown[0].equals(tree) and grown[2].equals(tree)
+    assert grown[1].equals(grown[3])
+
+
 # ---------------------------------------------------------------- peer tool
 
 def test_first_tree_matches_lightgbm():
