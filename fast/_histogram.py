@@ -118,18 +118,22 @@ def _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, he
 @njit(parallel=True, cache=True)
 def _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks, parent,
                   subtract):
-    """Sparse nodes: rows ``[start, mid)`` into ``hist`` and ``[mid, stop)`` into ``spare``, each over
-    every feature, on any number of threads; then ``hist += spare`` (and the parent's subtraction)
-    per feature range."""
+    """Sparse nodes: rows ``[start, mid)`` into ``hist`` and ``[mid, stop)`` into ``spare``; then
+    ``hist += spare`` (and the parent's subtraction) per feature range. A task sums one half over
+    one of ``n_tasks // 2`` feature ranges (every feature on two threads): each feature of each
+    half is summed by one task in row order, whatever the thread count."""
     mid, n_features = (start + stop) // 2, hist.shape[0]
+    groups = max(1, n_tasks // 2)
     gh_flat = gh.reshape(gh.size)
-    for half in prange(2):
+    for i in prange(start, stop):
+        gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
+    for task in prange(2 * groups):
+        half, group = task // groups, task % groups
         lo, hi = (start, mid) if half == 0 else (mid, stop)
-        for i in range(lo, hi):
-            gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
+        first, last = group * n_features // groups, (group + 1) * n_features // groups
         target = hist if half == 0 else spare
-        target[:] = 0.0
-        _sum_row_blocks(target.reshape(target.size), bin_rows, order, gh_flat, lo, hi, 0, n_features)
+        target[first:last] = 0.0
+        _sum_row_blocks(target.reshape(target.size), bin_rows, order, gh_flat, lo, hi, first, last)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
         flat, other = hist.reshape(hist.size), spare.reshape(spare.size)

@@ -1,7 +1,11 @@
 """The tree grower, layer by layer: histograms, split choice, whole trees, twins, threads, oracles."""
 import gc
-from pathlib import Path
 import importlib
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -504,6 +508,15 @@ def test_sparse_nodes_summed_in_halves_match_the_reference_and_any_thread_count(
         numba.set_num_threads(old)
     assert grown[0].equals(tree) and grown[2].equals(tree)
     assert grown[1].equals(grown[3])
+    four = subprocess.run(  # four threads: each half's features cut into two ranges
+        [sys.executable, "-c", "import sys, pickle, numpy as np, numba; from twinrank.fast import tree, binning; "
+         "X, thresholds, g, h, params = pickle.load(sys.stdin.buffer); "
+         "t = tree.grow_tree(binning.apply_bins(X, thresholds), g, h, thresholds, params); "
+         "sys.stdout.buffer.write(pickle.dumps((numba.get_num_threads(), t)))"],
+        input=pickle.dumps((X, thresholds, g + STEP / 3, h, params)), capture_output=True, check=True,
+        env={**os.environ, "NUMBA_NUM_THREADS": "4"})
+    n_threads, tree_on_four = pickle.loads(four.stdout)
+    assert n_threads == 4 and tree_on_four.equals(grown[1])
 
 
 # ---------------------------------------------------------------- peer tool
