@@ -35,8 +35,9 @@ def quantize_gradients(rng: np.random.Generator, gradients, hessians, bits: int,
     bits = check_bits(bits)
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
-    rows = np.arange(len(gradients)) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
-    m = len(rows)
+    every = rows is None  # every row, in order: the kernels index rows by position, no array of ids
+    rows = np.empty(0, dtype=np.int64) if every else np.ascontiguousarray(rows, dtype=np.int64)
+    m = len(gradients) if every else len(rows)
     n_blocks = (m + BLOCK_ROWS - 1) // BLOCK_ROWS
     stats = np.empty((n_blocks, 5))  # (block, [max |g|, min h, max h, rows with h != h0, unsorted])
     if m:
@@ -50,7 +51,7 @@ def quantize_gradients(rng: np.random.Generator, gradients, hessians, bits: int,
     u_g = rng.random(m)
     constant = m == 0 or stats[:, 3].sum() == 0  # every hessian equals the first: exact, nothing drawn
     if constant:
-        h0 = hessians[rows[0]] if m else 0.0
+        h0 = hessians[0 if every else rows[0]] if m else 0.0
         h_scale = float(h0) if h0 > 0 else 1.0
         u_h, h_fill = u_g[:0], 1 if h0 > 0 else 0  # every h~ is h_fill
     else:
@@ -64,19 +65,26 @@ def quantize_gradients(rng: np.random.Generator, gradients, hessians, bits: int,
     return QuantizedGradients(out_g, out_h, g_scale, h_scale, bits)
 
 
+@njit(cache=True, inline='always')
+def _row(rows, i):
+    """The ``i``-th row of the round: ``rows[i]``, or ``i`` when ``rows`` is empty (every row)."""
+    return rows[i] if len(rows) else i
+
+
 @njit(cache=True, nogil=True)
 def _statistics(first, last, gradients, hessians, rows, stats):
     """Per block of rows: max |g|, min h, max h, how many h differ from ``hessians[rows[0]]``, and
-    how many rows do not follow a smaller one."""
-    h0 = hessians[rows[0]]
+    how many rows do not follow a smaller one. ``rows`` empty: every row, in order."""
+    m = len(rows) if len(rows) else len(gradients)
+    h0 = hessians[_row(rows, 0)]
     for block in range(first, last):
         largest_g, smallest_h, largest_h, differ, unsorted = 0.0, np.inf, -np.inf, 0, 0
-        for i in range(block * BLOCK_ROWS, min(len(rows), (block + 1) * BLOCK_ROWS)):
-            g, h = gradients[rows[i]], hessians[rows[i]]
+        for i in range(block * BLOCK_ROWS, min(m, (block + 1) * BLOCK_ROWS)):
+            g, h = gradients[_row(rows, i)], hessians[_row(rows, i)]
             largest_g = max(largest_g, abs(g))
             smallest_h, largest_h = min(smallest_h, h), max(largest_h, h)
             differ += h != h0
-            unsorted += i > 0 and rows[i] <= rows[i - 1]
+            unsorted += i > 0 and _row(rows, i) <= _row(rows, i - 1)
         stats[block, 0], stats[block, 1], stats[block, 2] = largest_g, smallest_h, largest_h
         stats[block, 3], stats[block, 4] = differ, unsorted
 
@@ -85,10 +93,11 @@ def _statistics(first, last, gradients, hessians, rows, stats):
 def _round(first, last, gradients, hessians, rows, u_g, u_h, g_scale, h_scale, h_fill, g_levels,
            h_levels, out_g, out_h):
     r"""Per block: $\tilde g = \mathrm{clip}(\lfloor g / s_g + u_g \rfloor)$ and likewise $\tilde h$,
-    or $\tilde h$ = ``h_fill`` when that is 0 or 1 (constant hessians)."""
+    or $\tilde h$ = ``h_fill`` when that is 0 or 1 (constant hessians). ``rows`` empty: every row."""
+    m = len(rows) if len(rows) else len(gradients)
     for block in range(first, last):
-        for i in range(block * BLOCK_ROWS, min(len(rows), (block + 1) * BLOCK_ROWS)):
-            row = rows[i]
+        for i in range(block * BLOCK_ROWS, min(m, (block + 1) * BLOCK_ROWS)):
+            row = _row(rows, i)
             out_g[row] = min(max(math.floor(gradients[row] / g_scale + u_g[i]), -g_levels), g_levels)
             if h_fill < 0:
                 out_h[row] = min(max(math.floor(hessians[row] / h_scale + u_h[i]), 0), h_levels)

@@ -139,8 +139,8 @@ def checked_quantized(quantized, n_rows: int) -> QuantizedGradients:
     if not (isinstance(quantized.bits, int) and MIN_BITS <= quantized.bits <= MAX_BITS):
         raise ParameterError(f"quantized.bits must be an int in [{MIN_BITS}, {MAX_BITS}], got {quantized.bits!r}")
     g_levels, h_levels = 2 ** (quantized.bits - 1) - 1, 2 ** quantized.bits - 1
-    if n_rows and (np.abs(quantized.gradients.astype(np.int64)).max() > g_levels
-                   or quantized.hessians.min() < 0 or quantized.hessians.max() > h_levels):
+    g_int, h_int = quantized.gradients, quantized.hessians
+    if n_rows and (g_int.min() < -g_levels or g_int.max() > g_levels or h_int.min() < 0 or h_int.max() > h_levels):
         raise ParameterError(f"quantized gradients must be integers in [-{g_levels}, {g_levels}] and hessians "
                              f"in [0, {h_levels}] ({quantized.bits} bits)")
     for name in ("gradient_scale", "hessian_scale"):
