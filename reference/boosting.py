@@ -188,7 +188,8 @@ def on_grid(scores: np.ndarray) -> np.ndarray:
     gap that matters: real ties are ties again, broken by input order (DESIGN.md), in both
     twins.
     """
-    return np.rint(scores * TIE_GRID) / TIE_GRID  # exact: a power of two scales without rounding
+    grid = np.multiply(scores, TIE_GRID)  # (n_rows,) exact: a power of two scales without rounding
+    return np.divide(np.rint(grid, out=grid), TIE_GRID, out=grid)  # in place: one array, not three
 
 
 def warn_no_tree(train: Dataset, thresholds, g, rows, tree, init_model) -> None:
