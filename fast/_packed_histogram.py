@@ -120,13 +120,20 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, sto
         lo, hi = start + task * m // n_tasks, start + (task + 1) * m // n_tasks
         for i in range(lo, hi):
             pk[i] = _pack(g_int, h_int, order[i], c, k)
-        ihist[task] = 0
-        _rows_packed(ihist[task].reshape(ihist[task].size), bin_rows, order, pk, lo, hi, 0, n_features)
+        mine = ihist[task].reshape(ihist[task].size)
+        for at in range(len(mine)):  # loops, not array expressions: those would compile into
+            mine[at] = 0             # parallel loops of their own, seconds longer
+        _rows_packed(mine, bin_rows, order, pk, lo, hi, 0, n_features)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
         for t in range(1, n_tasks):
-            ihist[0, first:last] += ihist[t, first:last]
-        hist[first:last] = 0.0
+            for f in range(first, last):
+                for b in range(N_SLOTS):
+                    ihist[0, f, b] += ihist[t, f, b]
+        for f in range(first, last):
+            for b in range(N_SLOTS):
+                for lane in range(hist.shape[2]):
+                    hist[f, b, lane] = 0.0
         _unpack_add(hist, ihist[0], first, last, c, k)
         if subtract:
             _subtract(parent, hist, first, last)
