@@ -56,25 +56,33 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
                           feature_cost)
     leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
     if quantized is None:
-        return _grow(job, np.empty(0, dtype=np.int32) if leaf_of_row is None else leaf_of_row,
-                     _NO_INTEGERS, _NO_INTEGERS.view(np.uint8), 0, 0)
+        return _grow(job, np.empty(0, dtype=np.int32) if leaf_of_row is None else leaf_of_row, None)
     on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
     if leaf_of_row is None:
         leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
-    tree = _grow(on_integers, leaf_of_row, quantized.gradients.astype(np.int8, copy=False),
-                 quantized.hessians.astype(np.uint8, copy=False), 2 ** (quantized.bits - 1) - 1,
-                 2 ** quantized.bits - 1)
+    tree = _grow(on_integers, leaf_of_row, _packing(quantized, job))
     return refit(tree, leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
                  on_integers.gain_factor)
 
 
-_NO_INTEGERS = np.empty(0, dtype=np.int8)
 PACKED_CHUNK_ROWS = 1 << 40  # rows per packed chunk at most (tests make it small to cut every node)
 
 
-def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
+def _packing(quantized: QuantizedGradients, job) -> tuple:
+    """The grower's ``packing`` for quantized training: the integers, their levels, the largest
+    chunk and the buffers (``_grower.grow``)."""
+    m, n_features = len(job.rows), job.binned.shape[1]
+    return (quantized.gradients.astype(np.int8, copy=False), quantized.hessians.astype(np.uint8, copy=False),
+            np.int64(2 ** (quantized.bits - 1) - 1), np.int64(2 ** quantized.bits - 1),
+            np.int64(PACKED_CHUNK_ROWS),
+            np.empty((numba.get_num_threads(), n_features, N_SLOTS), dtype=np.int64),  # per task
+            np.empty(m, dtype=np.int64))  # (m,) a node's gathered packed integers
+
+
+def _grow(job, leaf_of_row, packing) -> Tree:
     """The tree of ``job`` (``_checked_inputs``); fills ``leaf_of_row`` unless it is empty; sums
-    the nodes it can packed from ``g_int``, ``h_int`` (``_packed_histogram``) unless they are empty."""
+    the histograms packed (``_packed_histogram``) with ``packing`` (:func:`_packing`), else in
+    float64."""
     params = job.params
     n_nodes_max = params.max_nodes
     nodes = _leaf_arrays(n_nodes_max)
@@ -86,8 +94,7 @@ def _grow(job, leaf_of_row, g_int, h_int, g_levels, h_levels) -> Tree:
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *nodes.values(), leaf_of_row, g_int, h_int, g_levels, h_levels,
-        PACKED_CHUNK_ROWS)
+        *nodes.values(), leaf_of_row, packing)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
