@@ -103,8 +103,9 @@ def _cores() -> int:
 
 
 def grower_is_cached() -> bool:
-    """Whether the cache holds some signature of ``_grower.grow`` for the current sources."""
-    return bool(grow._cache._cache_file._load_index())
+    """Whether the cache holds the exact grower (``_grower.grow`` with ``packing=None``; the
+    quantized one is another signature) for the current sources."""
+    return any(signature[-1] == numba.types.none for signature, *_ in grow._cache._cache_file._load_index())
 
 
 def compile_grower() -> None:
