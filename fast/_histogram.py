@@ -131,19 +131,16 @@ def _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop
         half, group = task // groups, task % groups
         lo, hi = (start, mid) if half == 0 else (mid, stop)
         first, last = group * n_features // groups, (group + 1) * n_features // groups
-        flat = (hist if half == 0 else spare).reshape(hist.size)
-        for at in range(first * SLOT_SIZE, last * SLOT_SIZE):  # a loop: an array expression in a
-            flat[at] = 0.0                                      # prange body compiles seconds longer
-        _sum_row_blocks(flat, bin_rows, order, gh_flat, lo, hi, first, last)
+        target = hist if half == 0 else spare
+        zero_features(target, first, last)
+        _sum_row_blocks(target.reshape(target.size), bin_rows, order, gh_flat, lo, hi, first, last)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
         flat, other = hist.reshape(hist.size), spare.reshape(spare.size)
         for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
             flat[at] += other[at]
         if subtract:
-            parent_flat = parent.reshape(parent.size)
-            for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
-                parent_flat[at] -= flat[at]
+            subtract_features(parent, hist, first, last)
 
 
 @njit(cache=True)
@@ -160,9 +157,24 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, or
     else:
         _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last)
     if subtract:
-        parent_flat = parent.reshape(parent.size)
-        for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
-            parent_flat[at] -= flat[at]
+        subtract_features(parent, hist, first, last)
+
+
+@njit(cache=True, inline='always')
+def zero_features(hist, first, last):
+    """``hist[first:last] = 0`` (every slot, padding included), written as a loop: an array
+    expression in a ``prange`` body compiles into a parallel loop of its own, seconds longer."""
+    flat = hist.reshape(hist.size)
+    for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
+        flat[at] = 0.0
+
+
+@njit(cache=True, inline='always')
+def subtract_features(parent, hist, first, last):
+    """``parent[first:last] -= hist[first:last]``: the larger sibling's histogram."""
+    flat, parent_flat = hist.reshape(hist.size), parent.reshape(parent.size)
+    for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
+        parent_flat[at] -= flat[at]
 
 
 # The inner loops index with unsigned integers: numba then emits no negative-index

@@ -34,7 +34,8 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SLOT_SIZE, SPARSE_RATIO, gather_block
+from ._histogram import (GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SPARSE_RATIO, gather_block, subtract_features,
+                         zero_features)
 
 
 @njit(cache=True)
@@ -130,13 +131,10 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, sto
             for f in range(first, last):
                 for b in range(N_SLOTS):
                     ihist[0, f, b] += ihist[t, f, b]
-        for f in range(first, last):
-            for b in range(N_SLOTS):
-                for lane in range(hist.shape[2]):
-                    hist[f, b, lane] = 0.0
+        zero_features(hist, first, last)
         _unpack_add(hist, ihist[0], first, last, c, k)
         if subtract:
-            _subtract(parent, hist, first, last)
+            subtract_features(parent, hist, first, last)
 
 
 @njit(cache=True, inline='always')
@@ -149,15 +147,6 @@ def _unpack_add(hist, ihist, first, last, c, k):
             hist[f, b, 0] += np.float64(s >> (c + k))  # arithmetic shift: the signed G
             hist[f, b, 1] += np.float64((s >> c) & h_mask)
             hist[f, b, 2] += np.float64(s & count_mask)
-
-
-@njit(cache=True, inline='always')
-def _subtract(parent, hist, first, last):
-    """parent -= hist over features ``[first, last)``."""
-    flat = hist.reshape(hist.size)
-    parent_flat = parent.reshape(parent.size)
-    for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
-        parent_flat[at] -= flat[at]
 
 
 @njit(parallel=True, cache=True)
@@ -188,7 +177,7 @@ def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_o
             _columns_packed(iflat, bin_columns, in_order, order, pk, chunk_start, chunk_stop, first, last)
         _unpack_add(hist, ihist, first, last, c, k)
     if subtract:
-        _subtract(parent, hist, first, last)
+        subtract_features(parent, hist, first, last)
 
 
 _1, _2, _3, _4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
