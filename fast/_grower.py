@@ -30,10 +30,9 @@ from numba import njit, prange
 
 from twinrank.reference.binning import MISSING_BIN
 
-from ._histogram import FEATURE_SLOTS, build_into
-from ._simd import LANES
+from ._histogram import build_into
 from ._packed_histogram import build_packed_into, packed_chunk
-from ._partition import PARTITION_BLOCK, partition
+from ._partition import partition
 from ._split import best_split, left_stats, score
 
 NO_SPLIT = -1
@@ -44,7 +43,7 @@ NO_SPLIT = -1
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
          n_threads, feature, bin_threshold, left, right, missing,
-         value, gain, count, hessian_sum, leaf_of_row, packing):
+         value, gain, count, hessian_sum, leaf_of_row, work, packing):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
@@ -55,6 +54,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
+    # BUF work: ``(order0, order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the
+    #     row buffers (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
+    #     (m // PARTITION_BLOCK + 2,) int64 and the histogram pool (max_leaves + 1, d,
+    #     FEATURE_SLOTS, LANES) float64; any content
     # IN  packing: None, or quantized training's ``(g_int (n_rows,) int8, h_int (n_rows,) uint8,
     #     g_levels, h_levels, max_chunk, ihist (n_threads, d, 256) int64, pk (m,) int64)``: then
     #     every histogram is summed packed (``_packed_histogram``), at most max_chunk rows at a
@@ -64,11 +67,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
-    orders = (rows.copy(), np.empty_like(rows))  # the two row buffers
-    gh = np.empty((m, 2))  # (m, 2) gathered gradients and hessians of a node
-    goes_left = np.empty(m, dtype=np.uint8)
-    block_lefts = np.empty(m // PARTITION_BLOCK + 2, dtype=np.int64)
-    hist = np.empty((max_leaves + 1, n_features, FEATURE_SLOTS, LANES))  # (slots, d, 258, LANES) histogram pool
+    order0, order1, gh, goes_left, block_lefts, hist = work  # gh: a node's gathered (g, h)
+    for i in range(m):
+        order0[i] = rows[i]
+    orders = (order0, order1)  # the two row buffers
     spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
     free_slots = list(range(max_leaves - 1, -1, -1))
     scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),

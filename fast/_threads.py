@@ -20,6 +20,7 @@ import numba
 from twinrank.reference._param_checks import check_n_threads
 
 from ._compile_notice import session
+from ._workspace import reusing
 
 CHUNKS_PER_THREAD = 4
 
@@ -32,10 +33,11 @@ def threads(n_threads):
     (``NUMBA_NUM_THREADS``, by default the cores); None or -1: all of them. 0 and
     other negatives are a ParameterError (``check_n_threads``). The block is one
     compile-notice session (``_compile_notice``): a fit or a prediction that compiles
-    kernels says so on one line.
+    kernels says so on one line. Within it, the tree grower keeps its buffers from one
+    tree to the next on this thread (``_workspace``).
     """
     check_n_threads("n_threads", n_threads)
-    with session():
+    with session(), reusing():
         if n_threads is None or n_threads == -1:
             yield
             return

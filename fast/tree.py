@@ -30,6 +30,8 @@ from ._grower import grow
 from ._threads import threads
 from ._layout import bin_layouts
 from ._histogram import FEATURE_SLOTS, build_into
+from ._partition import PARTITION_BLOCK
+from ._workspace import empty
 from ._simd import LANES
 from ._quantize_kernels import quantize_gradients, refit
 from ._split import best_split, left_stats
@@ -75,8 +77,8 @@ def _packing(quantized: QuantizedGradients, job) -> tuple:
     return (quantized.gradients.astype(np.int8, copy=False), quantized.hessians.astype(np.uint8, copy=False),
             np.int64(2 ** (quantized.bits - 1) - 1), np.int64(2 ** quantized.bits - 1),
             np.int64(PACKED_CHUNK_ROWS),
-            np.empty((numba.get_num_threads(), n_features, N_SLOTS), dtype=np.int64),  # per task
-            np.empty(m, dtype=np.int64))  # (m,) a node's gathered packed integers
+            empty("ihist", (numba.get_num_threads(), n_features, N_SLOTS), np.int64),  # per task
+            empty("pk", (m,), np.int64))  # (m,) a node's gathered packed integers
 
 
 def _grow(job, leaf_of_row, packing) -> Tree:
@@ -94,12 +96,23 @@ def _grow(job, leaf_of_row, packing) -> Tree:
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *nodes.values(), leaf_of_row, packing)
+        *nodes.values(), leaf_of_row, _work(job), packing)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
                  for f, b in zip(nodes["feature"], nodes["bin_threshold"])]
     return Tree(threshold=threshold, **nodes)
+
+
+def _work(job) -> tuple:
+    """The grower's scratch buffers (``_grower.grow``'s ``work``), from ``_workspace.empty``: the
+    same arrays tree after tree within a fit."""
+    m, (n_rows, n_features) = len(job.rows), job.binned.shape
+    row_id = _row_id_type(n_rows)
+    return (empty("order0", (m,), row_id), empty("order1", (m,), row_id),
+            empty("gh", (m, 2)), empty("goes_left", (m,), np.uint8),
+            empty("block_lefts", (m // PARTITION_BLOCK + 2,), np.int64),
+            empty("hist", (job.params.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
 
 
 def _leaf_arrays(n: int) -> dict:
@@ -124,8 +137,13 @@ def _flat_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _row_ids(rows: np.ndarray, n_rows: int) -> np.ndarray:
-    """Row ids as int32 (half the memory traffic of int64) whenever they fit."""
-    return rows.astype(np.int32 if n_rows < 2**31 else np.int64)
+    """Row ids as :func:`_row_id_type`."""
+    return rows.astype(_row_id_type(n_rows))
+
+
+def _row_id_type(n_rows: int) -> type:
+    """int32 (half the memory traffic of int64) whenever the row ids fit."""
+    return np.int32 if n_rows < 2**31 else np.int64
 
 
 def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:

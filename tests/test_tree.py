@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from twinrank.fast import binning as fast_binning
 from twinrank.fast import tree as fast
 from twinrank.fast._layout import _ROW_MAJOR, bin_layouts
+from twinrank.fast._workspace import empty as workspace_empty
+from twinrank.fast._workspace import reusing
 from twinrank.reference import binning as ref_binning
 from twinrank.reference import tree as ref
 from twinrank.reference.binning import MISSING_BIN
@@ -231,6 +233,34 @@ def test_trees_identical_in_both_twins(job):
     X, thresholds, g, h, params, options = job  # the fast twin on the reference's C-ordered bins
     assert tree.equals(fast.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params,
                                       **options))
+
+
+@given(st.lists(tree_jobs(), min_size=2, max_size=4))
+def test_trees_grown_one_after_another_on_kept_buffers_are_the_reference_trees(jobs):
+    """Within a fit's scope the grower reuses its buffers (``_workspace``), whatever the last tree
+    left in them and whatever their shapes were: each tree is still the reference's."""
+    with reusing():
+        kept = [grow_with(fast, job) for job in jobs + jobs[:1]]  # sizes change, then come back
+    for job, tree in zip(jobs + jobs[:1], kept):
+        assert tree.equals(grow_with(ref, job))
+
+
+def test_kept_buffers_are_reused_and_dropped_after_the_outermost_scope():
+    with reusing():
+        first = workspace_empty("hist", (3, 4))
+        with reusing():
+            assert np.shares_memory(workspace_empty("hist", (3, 4)), first)
+        assert np.shares_memory(workspace_empty("hist", (3, 4)), first)  # the inner scope keeps them
+        smaller = workspace_empty("hist", (2, 5))  # room enough: a view of the same buffer
+        assert smaller.shape == (2, 5) and smaller.flags.c_contiguous and np.shares_memory(smaller, first)
+        larger = workspace_empty("hist", (4, 5))  # no room: a new buffer, kept from now on
+        assert larger.shape == (4, 5) and not np.shares_memory(larger, first)
+        assert np.shares_memory(workspace_empty("hist", (3, 4)), larger)
+        assert workspace_empty("hist", (3, 4), np.int64).dtype == np.int64
+    with reusing():
+        assert not np.shares_memory(workspace_empty("hist", (3, 4)), first)
+    outside = workspace_empty("hist", (3, 4))
+    assert not np.shares_memory(workspace_empty("hist", (3, 4)), outside)  # outside a scope: fresh
 
 
 def test_fast_bins_are_read_only_and_their_row_major_copy_is_made_once():
