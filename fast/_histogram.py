@@ -79,7 +79,7 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
-    in_order = _is_every_row_in_order(order, start, stop, len(gradients))
+    in_order = every_row_in_order(order, start, stop, len(gradients))
     if sparse and (stop - start) * n_features >= PARALLEL_WORK:
         _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks, parent,
                       subtract)
@@ -95,7 +95,7 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
 
 
 @njit(cache=True, inline='always')
-def _is_every_row_in_order(order, start, stop, n_rows):
+def every_row_in_order(order, start, stop, n_rows):
     """Whether ``order[start:stop]`` is ``0 .. n_rows - 1`` (the root without row sampling)."""
     if stop - start != n_rows:
         return False
@@ -155,7 +155,8 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, or
     if sparse:
         _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last)
     else:
-        _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last)
+        sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop,
+                          np.arange(n_features), first, last)
     if subtract:
         subtract_features(parent, hist, first, last)
 
@@ -185,16 +186,18 @@ _SLOT = np.uint64(SLOT_SIZE)
 
 
 @njit(cache=True)
-def _sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, first, last):
-    """Dense nodes: per block of rows, four features per pass over the block. ``in_order``:
-    ``order[i] == i``, so the columns are read without the indirection."""
+def sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, features, first, last):
+    """Dense nodes: per block of rows, four of the features ``features[first:last]`` per pass over
+    the block. ``in_order``: ``order[i] == i``, so the columns are read without the indirection."""
     for block_start in range(start, stop, ROW_BLOCK):
         block_stop = min(stop, block_start + ROW_BLOCK)
-        f = first
-        while f + 4 <= last:
-            _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, block_start, block_stop, f)
-            f += 4
-        for f in range(f, last):
+        j = first
+        while j + 4 <= last:
+            _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, block_start, block_stop,
+                              features[j], features[j + 1], features[j + 2], features[j + 3])
+            j += 4
+        for j in range(j, last):
+            f = features[j]
             column = _column(bin_columns, f, len(flat) // SLOT_SIZE)
             base = np.uint64(f * SLOT_SIZE)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
@@ -210,13 +213,13 @@ def _column(bin_columns, f, n_features):
 
 
 @njit(cache=True)
-def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, f):
-    # IN the columns f .. f + 3 of bin_columns; OUT their histograms in flat
+def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, f0, f1, f2, f3):
+    # IN the columns f0 .. f3 of bin_columns; OUT their histograms in flat
     d = len(flat) // SLOT_SIZE
-    c0, c1 = _column(bin_columns, f, d), _column(bin_columns, f + 1, d)
-    c2, c3 = _column(bin_columns, f + 2, d), _column(bin_columns, f + 3, d)
-    b0 = np.uint64(f * SLOT_SIZE)  # where each feature's histogram starts in flat
-    b1, b2, b3 = b0 + _SLOT, b0 + _2 * _SLOT, b0 + _3 * _SLOT
+    c0, c1 = _column(bin_columns, f0, d), _column(bin_columns, f1, d)
+    c2, c3 = _column(bin_columns, f2, d), _column(bin_columns, f3, d)
+    b0, b1 = np.uint64(f0 * SLOT_SIZE), np.uint64(f1 * SLOT_SIZE)  # where each histogram starts in flat
+    b2, b3 = np.uint64(f2 * SLOT_SIZE), np.uint64(f3 * SLOT_SIZE)
     for i in range(np.uint64(start), np.uint64(stop)):
         row = i if in_order else np.uint64(order[i])
         at = i << _1

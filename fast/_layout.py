@@ -7,6 +7,11 @@ needs both. ``twinrank.fast.binning.apply_bins`` returns read-only Fortran-order
 bins; their row-major copy is made once, on first use, and kept until the binned
 matrix itself is garbage collected. Read-only means the copy cannot go stale.
 Any other array gets fresh copies on every call (correct, slower).
+
+The root of a tree on every row reads a third layout, each row's entries outside
+its sparse features' most frequent bins (``_sparse_root``); it is made for the
+read-only bins only, on first use, and kept with the row-major copy. Other arrays
+have none (the root then takes the column pass).
 """
 from __future__ import annotations
 
@@ -14,7 +19,10 @@ import weakref
 
 import numpy as np
 
-_ROW_MAJOR: dict = {}  # id(binned) -> (weak reference, C-ordered copy)
+from ._sparse_root import sparse_rows
+
+_ROW_MAJOR: dict = {}  # id(binned) -> (weak reference, C-ordered copy, {"sparse": sparse_rows})
+_NO_SPARSE_ROWS = sparse_rows(np.empty((0, 0), dtype=np.uint8), None)  # the empty layout
 
 
 def bin_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -29,8 +37,19 @@ def _entry(binned: np.ndarray) -> tuple:
     entry = _ROW_MAJOR.get(key)
     if entry is None or entry[0]() is not binned:
         forget = weakref.ref(binned, lambda _, key=key, cache=_ROW_MAJOR: cache.pop(key, None))
-        entry = _ROW_MAJOR[key] = (forget, _read_only(np.ascontiguousarray(binned)))
+        entry = _ROW_MAJOR[key] = (forget, _read_only(np.ascontiguousarray(binned)), {})
     return entry
+
+
+def sparse_layout(binned: np.ndarray) -> tuple:
+    """``_sparse_root.sparse_rows`` of the read-only Fortran-ordered bins (made once), else the
+    empty layout."""
+    if not binned.flags.f_contiguous or binned.flags.writeable:
+        return _NO_SPARSE_ROWS
+    _, row_major, kept = _entry(binned)
+    if "sparse" not in kept:
+        kept["sparse"] = sparse_rows(binned, row_major)
+    return kept["sparse"]
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

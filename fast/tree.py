@@ -28,7 +28,7 @@ from twinrank.reference.tree import _split_threshold
 from . import _grower
 from ._grower import grow
 from ._threads import threads
-from ._layout import bin_layouts
+from ._layout import bin_layouts, sparse_layout
 from ._histogram import FEATURE_SLOTS, build_into
 from ._partition import PARTITION_BLOCK
 from ._workspace import empty
@@ -96,7 +96,7 @@ def _grow(job, leaf_of_row, packing) -> Tree:
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *nodes.values(), leaf_of_row, _work(job), packing)
+        *nodes.values(), leaf_of_row, sparse_layout(job.binned), _work(job), packing)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
