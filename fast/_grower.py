@@ -30,10 +30,10 @@ from numba import njit, prange
 
 from twinrank.reference.binning import MISSING_BIN
 
-from ._histogram import build_into, every_row_in_order
+from ._histogram import PARALLEL_WORK, build_into
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import partition
-from ._sparse_root import build_root
+from ._skipped_bins import SKIP_RATIO, build_skipping
 from ._split import best_split, left_stats, score
 
 NO_SPLIT = -1
@@ -44,7 +44,7 @@ NO_SPLIT = -1
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
          n_threads, feature, bin_threshold, left, right, missing,
-         value, gain, count, hessian_sum, leaf_of_row, sparse_root, work, packing):
+         value, gain, count, hessian_sum, leaf_of_row, skipping, work, packing):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
@@ -55,9 +55,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
-    # IN  sparse_root: ``_sparse_root.sparse_rows`` of the bins (may be empty): the root of an exact
-    #     tree on every row, in order, is then summed without the sparse features' most frequent
-    #     bins (quantized training's packed root is faster as it is: 136 against 142 ms)
+    # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (may be empty): the dense nodes of
+    #     an exact tree are then summed without the sparse features' most frequent bins
     # BUF work: ``(order0, order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the
     #     row buffers (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
     #     (m // PARTITION_BLOCK + 2,) int64 and the histogram pool (max_leaves + 1, d,
@@ -104,12 +103,9 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
-        if packing is None and len(sparse_root[3]) > 0 and every_row_in_order(rows, 0, m, n_rows):
-            build_root(hist[slot[root]], spare, bin_columns, gradients, hessians, gh, n_threads,
-                       np.array([g_root, h_root, np.float64(m)]), sparse_root)
-        else:
-            _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
-                   m, gh, n_threads, hist[slot[root]], np.bool_(False), spare)
+        _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
+               m, gh, n_threads, hist[slot[root]], np.bool_(False), spare, skipping,
+               _totals(root, g_sum, hessian_sum, count))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
                   best)
@@ -164,7 +160,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                           bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                          max_depth, min_rows, gh, n_threads, packing, spare)
+                          max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum,
+                          hessian_sum)
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
@@ -189,7 +186,7 @@ def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
 @njit(cache=True, inline='always')
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
                       bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
-                      max_depth, min_rows, gh, n_threads, packing, spare):
+                      max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum, hessian_sum):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
     The largest child (ties: the last) takes the parent's slot minus its siblings'
@@ -213,7 +210,8 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
         else:
             target = free_slots.pop()
         _build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
-               start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare)
+               start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare,
+               skipping, _totals(child, g_sum, hessian_sum, count))
         if split_child:
             slot[child] = target
         else:
@@ -226,17 +224,30 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 
 @njit(cache=True, nogil=True)
 def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-           n_threads, parent, subtract, spare):
-    """``build_packed_into`` with quantized integers, else (``packing`` None) ``build_into``. Not
-    inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned."""
+           n_threads, parent, subtract, spare, skipping, totals):
+    """``build_packed_into`` with quantized integers; else (``packing`` None) ``build_skipping`` for
+    a node of at least ``1 / SKIP_RATIO`` of the rows, big enough for threads, when there are
+    sparse features; ``build_into`` otherwise.
+    Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned."""
+    n_features = hist.shape[0]
     if packing is not None:
         g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
         chunk, c, k = packed_chunk(stop - start, g_levels, h_levels, max_chunk)
         build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
                           stop, pk, n_threads, parent, subtract)
+    elif (len(skipping[3]) > 0 and (stop - start) * SKIP_RATIO * n_features >= bin_columns.size
+          and (stop - start) * n_features >= PARALLEL_WORK):
+        build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
+                       totals, skipping, parent, subtract)
     else:
         build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
                    n_threads, parent, subtract, spare)
+
+
+@njit(cache=True, inline='always')
+def _totals(k, g_sum, hessian_sum, count):
+    """Node ``k``'s ``(G, H, n)``: the sums its histogram's bins add up to."""
+    return np.array([g_sum[k], hessian_sum[k], np.float64(count[k])])
 
 
 @njit(cache=True, inline='always')

@@ -8,10 +8,10 @@ bins; their row-major copy is made once, on first use, and kept until the binned
 matrix itself is garbage collected. Read-only means the copy cannot go stale.
 Any other array gets fresh copies on every call (correct, slower).
 
-The root of a tree on every row reads a third layout, each row's entries outside
-its sparse features' most frequent bins (``_sparse_root``); it is made for the
+The dense nodes of exact trees read a third layout, each row's entries outside its
+sparse features' most frequent bins (``_skipped_bins``); it is made for the
 read-only bins only, on first use, and kept with the row-major copy. Other arrays
-have none (the root then takes the column pass).
+have none (every dense node then takes the column pass).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import weakref
 
 import numpy as np
 
-from ._sparse_root import sparse_rows
+from ._skipped_bins import sparse_rows
 
 _ROW_MAJOR: dict = {}  # id(binned) -> (weak reference, C-ordered copy, {"sparse": sparse_rows})
 _NO_SPARSE_ROWS = sparse_rows(np.empty((0, 0), dtype=np.uint8), None)  # the empty layout
@@ -42,7 +42,7 @@ def _entry(binned: np.ndarray) -> tuple:
 
 
 def sparse_layout(binned: np.ndarray) -> tuple:
-    """``_sparse_root.sparse_rows`` of the read-only Fortran-ordered bins (made once), else the
+    """``_skipped_bins.sparse_rows`` of the read-only Fortran-ordered bins (made once), else the
     empty layout."""
     if not binned.flags.f_contiguous or binned.flags.writeable:
         return _NO_SPARSE_ROWS

@@ -1,40 +1,46 @@
-r"""The root histogram without each sparse feature's most frequent bin (LightGBM's ``FixHistogram``).
+r"""Dense nodes' histograms without each sparse feature's most frequent bin (LightGBM's ``FixHistogram``).
 
 Many ranking features hold one value for most documents (a zero count, a missing
 score): in the benchmark's MSLR-shaped data 43% of all row-feature entries fall
-in their feature's most frequent bin. At the root, where every row is summed,
-those entries need not be added: a feature's bins sum to the node's totals, so
+in their feature's most frequent bin. A feature's bins sum to the node's totals, so
+those entries need not be added:
 
 .. math::  \mathrm{hist}_f[b^*_f] = (G, H, n) - \sum_{b \ne b^*_f} \mathrm{hist}_f[b]
 
 A feature is *sparse* when its most frequent bin ``skip[f]`` holds at least
-``SKIP_SHARE`` of the rows. The layout (:func:`sparse_rows`, made once per binned
+``SKIP_SHARE`` of all rows. The layout (:func:`sparse_rows`, made once per binned
 matrix by ``_layout``) lists each row's other entries of the sparse features, as
-slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix)::
+slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix). A
+node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) of an exact
+tree is then summed as::
 
-    gather     prange over rows     gh[i] = (g[i], h[i])                      O(n)
-    dense      one task per range   the column pass (``_histogram``) over the
-                                    dense features                            O(n * d_dense)
+    gather     prange over rows     gh[i] = (g, h) of row order[i]            O(m)
+    dense      one task per range   the column pass over the dense features   O(m * d_dense)
     sparse     two fixed halves     each row's entries into hist (first half)
-               of the rows          or spare (second half)                    O(entries)
-    fix        prange over sparse   hist += spare; slot skip[f] = totals - the rest
-               features
+               of the node's rows   or spare (second half)                    O(entries)
+    fix        prange over features hist += spare; slot skip[f] = totals - the rest;
+                                    the sibling's parent -= hist
 
-A dense feature's slots are summed in row order, as the reference does; a sparse
-feature's other slots in two halves, and its skipped slot by the subtraction: both
-differ from the reference's sums in the last bits only, and not at all where every
-value is exact (multiples of 2**-8, quantized training's integers). The halves are the
-same on any thread count. The one rounding that would matter, a skipped slot whose
-hessians are all zero left at ``-1e-17`` instead of 0 (which a ``min_hessian_in_leaf``
-of 0 would reject), is rounded back: a remainder within ``HESSIAN_NOISE * H`` of zero is
-zero.
+The totals are the node's ``(G, H, n)`` as the grower holds them (the root's sums,
+a child's from its parent's histogram). A dense feature's slots are summed in row
+order, as the reference does; a sparse feature's other slots in two halves, and its
+skipped slot by the subtraction: both differ from the reference's sums in the last
+bits only, and not at all where every value is exact (multiples of 2**-8). The halves
+are the same on any thread count. The one rounding that would matter, a skipped slot
+whose hessians are all zero left at ``-1e-17`` instead of 0 (which a
+``min_hessian_in_leaf`` of 0 would reject), is rounded back: a remainder within
+``HESSIAN_NOISE * H`` of zero is zero.
 
-The costs (1M x 136, one thread, the same gradients): the column pass over every
-feature 86 ms; every feature from the entries 67 ms (0.86 ns per entry against the
-column pass's 0.64, so a feature needs a share of at least about 0.3 in its skipped
-bin to gain); dense features by columns and the others by entries: see
-docs/benchmarks.md. A slot number must fit 16 bits: with more than
-``65535 // FEATURE_SLOTS`` features (254) the root takes the column pass.
+The costs (1M x 136, the same gradients): at the root, the column pass over every
+feature 86 ms on one thread; every feature from entries 67 ms (0.86 ns per entry
+against the column pass's 0.64: a feature gains from a share of about 0.3 in its
+skipped bin). By node size (random rows, 2 threads, column pass against this):
+every row 44.3 / 35.8 ms, 1/2 26.0 / 21.0, 1/4 14.0 / 13.1, 1/8 8.7 / 9.4, 1/15
+5.8 / 7.0: the entries of scattered rows are one more indirection, hence
+``SKIP_RATIO``. Quantized training keeps its packed integer
+histograms (its root was slower this way, 142 against 136 ms). A slot number must
+fit 16 bits: with more than ``MAX_FEATURES`` (254) features every node takes the
+column pass.
 """
 from __future__ import annotations
 
@@ -43,11 +49,13 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import FEATURE_SLOTS, SLOT_SIZE, sum_column_blocks, zero_features
+from ._histogram import (FEATURE_SLOTS, SLOT_SIZE, every_row_in_order, subtract_features, sum_column_blocks,
+                         zero_features)
 from ._simd import LANES, add_row
 from ._threads import over_chunks
 
 SKIP_SHARE = 0.3  # a feature is sparse when its most frequent bin holds this share of the rows
+SKIP_RATIO = 4  # nodes of at least 1 / SKIP_RATIO of the rows are summed this way
 HESSIAN_NOISE = 2.0**-40  # a skipped slot's hessian within this times H of zero is zero
 MAX_FEATURES = (2**16 - 1) // FEATURE_SLOTS  # slot numbers are uint16
 ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes
@@ -111,35 +119,40 @@ def _fill_entries(first, last, rows, n_features, skip, entry_start, entries):
 
 
 @njit(parallel=True, cache=True)
-def build_root(hist, spare, bin_columns, gradients, hessians, gh, n_threads, totals, layout):
-    """Overwrite ``hist`` with the sums over every row, in order (module docstring).
+def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
+                   totals, layout, parent, subtract):
+    """Overwrite ``hist`` with the sums over ``order[start:stop]`` (module docstring); if
+    ``subtract``, also ``parent -= hist``.
 
-    # IN  bin_columns (n_rows * d,) uint8 column-major; gradients, hessians (n_rows,); totals
-    #     (G, H, n) of every row; layout: :func:`sparse_rows` (not empty)
-    # OUT hist (d, FEATURE_SLOTS, LANES) float64 (slots 256.. zero)
-    # BUF gh (n_rows, 2) float64; spare (d, FEATURE_SLOTS, LANES) float64
+    # IN  bin_columns (n_rows * d,) uint8 column-major; gradients, hessians (n_rows,); order (m,)
+    #     row ids; totals (G, H, n) of the node; layout: :func:`sparse_rows` (not empty)
+    # OUT hist (d, FEATURE_SLOTS, LANES) float64 (slots 256.. zero); parent the same if subtract
+    # BUF gh (m, 2) float64, positions [start, stop) overwritten; spare like hist
     """
     skip, dense, entry_start, entries = layout
-    n_rows, n_features = len(gradients), hist.shape[0]
+    n_features = hist.shape[0]
     n_tasks = max(2, min(n_threads, len(dense)))
-    everyone = np.empty(0, dtype=np.int64)  # order: unused, every row in order
-    for i in prange(n_rows):
-        gh[i, 0], gh[i, 1] = gradients[i], hessians[i]
+    in_order = every_row_in_order(order, start, stop, len(gradients))
+    mid = (start + stop) // 2
+    for i in prange(start, stop):
+        gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
     for f in prange(n_features):
         zero_features(hist, f, f + 1)
         zero_features(spare, f, f + 1)
     gh_flat = gh.reshape(gh.size)
     for task in prange(n_tasks):
         first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
-        sum_column_blocks(hist.reshape(hist.size), bin_columns, True, everyone, gh_flat, 0, n_rows,
+        sum_column_blocks(hist.reshape(hist.size), bin_columns, in_order, order, gh_flat, start, stop,
                           dense, first, last)
         if task < 2:
-            lo, hi = (0, n_rows // 2) if task == 0 else (n_rows // 2, n_rows)
+            lo, hi = (start, mid) if task == 0 else (mid, stop)
             target = hist if task == 0 else spare
-            _sum_entries(target.reshape(target.size), entry_start, entries, gh_flat, lo, hi)
+            _sum_entries(target.reshape(target.size), entry_start, entries, in_order, order, gh_flat, lo, hi)
     for f in prange(n_features):
         if skip[f] >= 0:
             _fix(hist, spare, f, skip[f], totals)
+        if subtract:
+            subtract_features(parent, hist, f, f + 1)
 
 
 _1 = np.uint64(1)
@@ -147,11 +160,12 @@ _L = np.uint64(LANES)
 
 
 @njit(cache=True)
-def _sum_entries(flat, entry_start, entries, gh_flat, lo, hi):
-    """Rows ``[lo, hi)``: each entry (a slot number) adds the row's ``(g, h, 1)``."""
+def _sum_entries(flat, entry_start, entries, in_order, order, gh_flat, lo, hi):
+    """Positions ``[lo, hi)``: each entry (a slot number) of row ``order[i]`` adds its ``(g, h, 1)``."""
     for i in range(np.uint64(lo), np.uint64(hi)):
         pair = i << _1
-        for e in range(np.uint64(entry_start[i]), np.uint64(entry_start[i + 1])):
+        row = i if in_order else np.uint64(order[i])
+        for e in range(np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])):
             add_row(flat, np.uint64(entries[e]) * _L, gh_flat, pair)
 
 

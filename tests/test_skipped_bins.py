@@ -1,4 +1,4 @@
-"""The root histogram without the sparse features' most frequent bins (``fast/_sparse_root.py``): the
+"""The root histogram without the sparse features' most frequent bins (``fast/_skipped_bins.py``): the
 layout lists exactly the other entries, the histogram is the reference's (bit for bit on
 representable values, on any thread count), and trees grown with it are the reference's trees,
 including a skipped bin whose hessians are all zero."""
@@ -11,7 +11,7 @@ from twinrank.fast import tree as fast
 from twinrank.fast._histogram import FEATURE_SLOTS
 from twinrank.fast._layout import sparse_layout
 from twinrank.fast._simd import LANES
-from twinrank.fast._sparse_root import MAX_FEATURES, SKIP_SHARE, build_root, sparse_rows
+from twinrank.fast._skipped_bins import MAX_FEATURES, SKIP_SHARE, build_skipping, sparse_rows
 from twinrank.reference import binning as ref_binning
 from twinrank.reference import tree as ref
 from twinrank.reference.params import TreeParams
@@ -37,12 +37,14 @@ def zero_heavy(seed, n_rows, n_features, *, exact=True):
     return X, thresholds, g, h
 
 
-def root_histogram(binned, g, h, layout):
+def dense_histogram(binned, g, h, layout, rows=None):
     columns, _ = fast._flat_layouts(binned)
     d = binned.shape[1]
     hist, spare = np.empty((d, FEATURE_SLOTS, LANES)), np.empty((d, FEATURE_SLOTS, LANES))
-    build_root(hist, spare, columns, g, h, np.empty((len(g), 2)), numba.get_num_threads(),
-               np.array([g.sum(), h.sum(), float(len(g))]), layout)
+    rows = np.arange(len(g), dtype=np.int32) if rows is None else rows
+    build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), np.empty((len(rows), 2)),
+                   numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum(), float(len(rows))]), layout,
+                   hist, False)
     return hist
 
 
@@ -74,16 +76,19 @@ def test_no_layout_without_sparse_features_or_with_too_many_features():
 
 
 @pytest.mark.parametrize("exact", [True, False])
-def test_root_histogram_is_the_reference_one_on_any_thread_count(exact):
+@pytest.mark.parametrize("node", ["root", "child"])
+def test_dense_node_histogram_is_the_reference_one_on_any_thread_count(exact, node):
     X, thresholds, g, h = zero_heavy(2, 20_000, 16, exact=exact)
     binned = fast_binning.apply_bins(X, thresholds)
-    expected = ref.build_histogram(ref_binning.apply_bins(X, thresholds), g, h, np.arange(len(g)))
+    rows = (np.arange(len(g)) if node == "root"
+            else np.flatnonzero(np.random.default_rng(4).random(len(g)) < 0.4)).astype(np.int32)
+    expected = ref.build_histogram(ref_binning.apply_bins(X, thresholds), g, h, rows)
     old = numba.get_num_threads()
     try:
         grown = []
         for n_threads in (1, 2):
             numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
-            grown.append(root_histogram(binned, g, h, sparse_layout(binned)))
+            grown.append(dense_histogram(binned, g, h, sparse_layout(binned), rows))
     finally:
         numba.set_num_threads(old)
     np.testing.assert_array_equal(grown[0], grown[1])  # halves fixed: the same bits
@@ -96,6 +101,20 @@ def test_root_histogram_is_the_reference_one_on_any_thread_count(exact):
         np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-12 * np.abs(g).sum())
 
 
+def test_the_sibling_is_the_parent_minus_the_node():
+    X, thresholds, g, h = zero_heavy(5, 6000, 10)
+    binned = fast_binning.apply_bins(X, thresholds)
+    columns, _ = fast._flat_layouts(binned)
+    rows = np.flatnonzero(np.random.default_rng(6).random(len(g)) < 0.5).astype(np.int32)
+    parent = dense_histogram(binned, g, h, sparse_layout(binned))
+    expected = parent - dense_histogram(binned, g, h, sparse_layout(binned), rows)
+    hist, spare = np.empty_like(parent), np.empty_like(parent)
+    build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), np.empty((len(rows), 2)),
+                   numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum(), float(len(rows))]),
+                   sparse_layout(binned), parent, True)
+    np.testing.assert_array_equal(parent, expected)
+
+
 def test_a_skipped_bin_of_zero_hessians_has_hessian_zero():
     """Rows of the most frequent bin all with h = 0 (queries without pairs): the subtraction's
     rounding residue is zero again, as the reference's sum, so ``min_hessian_in_leaf=0`` accepts
@@ -105,7 +124,7 @@ def test_a_skipped_bin_of_zero_hessians_has_hessian_zero():
     skip = sparse_layout(binned)[0]
     f = int(np.flatnonzero(skip >= 0)[-1])
     h[binned[:, f] == skip[f]] = 0.0
-    hist = root_histogram(binned, g, h, sparse_layout(binned))
+    hist = dense_histogram(binned, g, h, sparse_layout(binned))
     assert hist[f, skip[f], 1] == 0.0 and hist[f, skip[f], 2] == (binned[:, f] == skip[f]).sum()
     params = TreeParams(max_leaves=8, min_samples_leaf=5, min_hessian_in_leaf=0.0)
     g_grid = np.round(g / STEP) * STEP
@@ -115,7 +134,7 @@ def test_a_skipped_bin_of_zero_hessians_has_hessian_zero():
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_trees_with_the_sparse_root_are_the_reference_trees(seed):
+def test_trees_with_the_skipped_bins_are_the_reference_trees(seed):
     X, thresholds, g, h = zero_heavy(10 + seed, 8000, 24)
     binned = fast_binning.apply_bins(X, thresholds)
     assert len(sparse_layout(binned)[3]) > 0  # the path is taken
