@@ -33,7 +33,7 @@ from twinrank.reference.binning import MISSING_BIN
 from ._histogram import PARALLEL_WORK, build_into
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import partition
-from ._skipped_bins import SKIP_RATIO, build_skipping
+from ._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
 from ._split import best_split, left_stats, score
 
 NO_SPLIT = -1
@@ -62,7 +62,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     (m // PARTITION_BLOCK + 2,) int64 and the histogram pool (max_leaves + 1, d,
     #     FEATURE_SLOTS, LANES) float64; any content
     # IN  packing: None, or quantized training's ``(g_int (n_rows,) int8, h_int (n_rows,) uint8,
-    #     g_levels, h_levels, max_chunk, ihist (n_threads, d, 256) int64, pk (m,) int64)``: then
+    #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64)``: then
     #     every histogram is summed packed (``_packed_histogram``), at most max_chunk rows at a
     #     time. numba compiles one grower per kind (None or the tuple) and prunes the other's
     #     histogram code: the exact grower (``twinrank demo``'s helper process) compiles in 12 s
@@ -225,18 +225,23 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 @njit(cache=True, nogil=True)
 def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
            n_threads, parent, subtract, spare, skipping, totals):
-    """``build_packed_into`` with quantized integers; else (``packing`` None) ``build_skipping`` for
-    a node of at least ``1 / SKIP_RATIO`` of the rows, big enough for threads, when there are
-    sparse features; ``build_into`` otherwise.
+    """A node of at least ``1 / SKIP_RATIO`` of the rows, big enough for threads, when there are
+    sparse features: ``build_packed_skipping`` with quantized integers, else (``packing`` None)
+    ``build_skipping``; other nodes: ``build_packed_into`` or ``build_into``.
     Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned."""
     n_features = hist.shape[0]
+    skip = (len(skipping[3]) > 0 and (stop - start) * SKIP_RATIO * n_features >= bin_columns.size
+            and (stop - start) * n_features >= PARALLEL_WORK)
     if packing is not None:
         g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
         chunk, c, k = packed_chunk(stop - start, g_levels, h_levels, max_chunk)
-        build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
-                          stop, pk, n_threads, parent, subtract)
-    elif (len(skipping[3]) > 0 and (stop - start) * SKIP_RATIO * n_features >= bin_columns.size
-          and (stop - start) * n_features >= PARALLEL_WORK):
+        if skip:
+            build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop,
+                                  pk, n_threads, totals, skipping, parent, subtract)
+        else:
+            build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
+                              stop, pk, n_threads, parent, subtract)
+    elif skip:
         build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
                        totals, skipping, parent, subtract)
     else:

@@ -34,8 +34,8 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import (GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SPARSE_RATIO, gather_block, subtract_features,
-                         zero_features)
+from ._histogram import (FEATURE_SLOTS, GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SPARSE_RATIO, gather_block,
+                         subtract_features, zero_features)
 
 
 @njit(cache=True)
@@ -79,8 +79,8 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
     #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
-    # OUT hist (d, 256, LANES) float64; parent (d, 256, LANES) if subtract
-    # BUF ihist (n_threads, d, 256) int64; pk (m,) int64, positions [start, stop) overwritten
+    # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
+    # BUF ihist (n_threads, d, FEATURE_SLOTS) int64 (slots 256.. unused, as ``_histogram``'s padding); pk (m,) int64, positions [start, stop) overwritten
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
@@ -98,7 +98,7 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
     c, k = np.int64(c), np.int64(k)
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
-            pk[i] = _pack(g_int, h_int, order[i], c, k)
+            pk[i] = pack(g_int, h_int, order[i], c, k)
         _packed_task(np.int64(0), np.int64(1), hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
                      order, start, stop, pk, np.int64(chunk), c, k, parent, subtract)
     else:
@@ -107,7 +107,7 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
 
 
 @njit(cache=True, inline='always')
-def _pack(g_int, h_int, row, c, k):
+def pack(g_int, h_int, row, c, k):
     return (np.int64(g_int[row]) << (c + k)) + (np.int64(h_int[row]) << c) + np.int64(1)
 
 
@@ -120,7 +120,7 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, sto
     for task in prange(n_tasks):
         lo, hi = start + task * m // n_tasks, start + (task + 1) * m // n_tasks
         for i in range(lo, hi):
-            pk[i] = _pack(g_int, h_int, order[i], c, k)
+            pk[i] = pack(g_int, h_int, order[i], c, k)
         mine = ihist[task].reshape(ihist[task].size)
         for at in range(len(mine)):  # loops, not array expressions: those would compile into
             mine[at] = 0             # parallel loops of their own, seconds longer
@@ -132,13 +132,13 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, sto
                 for b in range(N_SLOTS):
                     ihist[0, f, b] += ihist[t, f, b]
         zero_features(hist, first, last)
-        _unpack_add(hist, ihist[0], first, last, c, k)
+        unpack_add(hist, ihist[0], first, last, c, k)
         if subtract:
             subtract_features(parent, hist, first, last)
 
 
 @njit(cache=True, inline='always')
-def _unpack_add(hist, ihist, first, last, c, k):
+def unpack_add(hist, ihist, first, last, c, k):
     """hist[f, b] += the (G, H, count) packed in ihist[f, b], features ``[first, last)``."""
     count_mask, h_mask = (np.int64(1) << c) - 1, (np.int64(1) << k) - 1
     for f in range(first, last):
@@ -153,7 +153,7 @@ def _unpack_add(hist, ihist, first, last, c, k):
 def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int, chunk, c, k,
                      order, start, stop, pk, n_tasks, parent, subtract):
     for i in prange(start, stop):
-        pk[i] = _pack(g_int, h_int, order[i], c, k)
+        pk[i] = pack(g_int, h_int, order[i], c, k)
     for task in prange(n_tasks):
         _packed_task(np.int64(task), n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order,
                      order, start, stop, pk, chunk, c, k, parent, subtract)
@@ -167,38 +167,41 @@ def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_o
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0
-    iflat = ihist.reshape(ihist.size)  # (d * 256,) feature f at f * 256
+    iflat = ihist.reshape(ihist.size)  # (d * FEATURE_SLOTS,) feature f at f * FEATURE_SLOTS
     for chunk_start in range(start, stop, chunk):
         chunk_stop = min(stop, chunk_start + chunk)
         ihist[first:last] = 0
         if sparse:
             _rows_packed(iflat, bin_rows, order, pk, chunk_start, chunk_stop, first, last)
         else:
-            _columns_packed(iflat, bin_columns, in_order, order, pk, chunk_start, chunk_stop, first, last)
-        _unpack_add(hist, ihist, first, last, c, k)
+            columns_packed(iflat, bin_columns, in_order, order, pk, chunk_start, chunk_stop,
+                           np.arange(n_features), first, last)
+        unpack_add(hist, ihist, first, last, c, k)
     if subtract:
         subtract_features(parent, hist, first, last)
 
 
 _1, _2, _3, _4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
-_NS = np.uint64(N_SLOTS)
+_NS = np.uint64(FEATURE_SLOTS)
 
 
 @njit(cache=True)
-def _columns_packed(iflat, bin_columns, in_order, order, pk, start, stop, first, last):
-    """Dense nodes: per block of rows, four features per pass over the block (as ``_histogram``)."""
-    d = len(iflat) // N_SLOTS
+def columns_packed(iflat, bin_columns, in_order, order, pk, start, stop, features, first, last):
+    """Dense nodes: per block of rows, four of the features ``features[first:last]`` per pass over
+    the block (as ``_histogram``)."""
+    d = len(iflat) // FEATURE_SLOTS
     n_rows = len(bin_columns) // d
     for block_start in range(start, stop, ROW_BLOCK):
         block_stop = min(stop, block_start + ROW_BLOCK)
-        f = first
-        while f + 4 <= last:
-            c0 = bin_columns[f * n_rows:(f + 1) * n_rows]
-            c1 = bin_columns[(f + 1) * n_rows:(f + 2) * n_rows]
-            c2 = bin_columns[(f + 2) * n_rows:(f + 3) * n_rows]
-            c3 = bin_columns[(f + 3) * n_rows:(f + 4) * n_rows]
-            b0 = np.uint64(f * N_SLOTS)
-            b1, b2, b3 = b0 + _NS, b0 + _2 * _NS, b0 + _3 * _NS
+        j = first
+        while j + 4 <= last:
+            f0, f1, f2, f3 = features[j], features[j + 1], features[j + 2], features[j + 3]
+            c0 = bin_columns[f0 * n_rows:(f0 + 1) * n_rows]
+            c1 = bin_columns[f1 * n_rows:(f1 + 1) * n_rows]
+            c2 = bin_columns[f2 * n_rows:(f2 + 1) * n_rows]
+            c3 = bin_columns[f3 * n_rows:(f3 + 1) * n_rows]
+            b0, b1 = np.uint64(f0 * FEATURE_SLOTS), np.uint64(f1 * FEATURE_SLOTS)
+            b2, b3 = np.uint64(f2 * FEATURE_SLOTS), np.uint64(f3 * FEATURE_SLOTS)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
                 row = i if in_order else np.uint64(order[i])
                 p = pk[i]
@@ -206,10 +209,11 @@ def _columns_packed(iflat, bin_columns, in_order, order, pk, start, stop, first,
                 iflat[b1 + np.uint64(c1[row])] += p
                 iflat[b2 + np.uint64(c2[row])] += p
                 iflat[b3 + np.uint64(c3[row])] += p
-            f += 4
-        for f in range(f, last):
+            j += 4
+        for j in range(j, last):
+            f = features[j]
             column = bin_columns[f * n_rows:(f + 1) * n_rows]
-            base = np.uint64(f * N_SLOTS)
+            base = np.uint64(f * FEATURE_SLOTS)
             for i in range(np.uint64(block_start), np.uint64(block_stop)):
                 row = i if in_order else np.uint64(order[i])
                 iflat[base + np.uint64(column[row])] += pk[i]
@@ -219,9 +223,9 @@ def _columns_packed(iflat, bin_columns, in_order, order, pk, start, stop, first,
 def _rows_packed(iflat, bin_rows, order, pk, start, stop, first, last):
     """Sparse nodes: gather a block of rows' bins ``[first, last)``, then sum from it."""
     width = np.uint64(last - first)
-    n_features = np.uint64(len(iflat) // N_SLOTS)
+    n_features = np.uint64(len(iflat) // FEATURE_SLOTS)
     block = np.empty(GATHER_ROWS * (last - first), dtype=np.uint8)  # (GATHER_ROWS, width)
-    base = np.uint64(first * N_SLOTS)
+    base = np.uint64(first * FEATURE_SLOTS)
     for block_start in range(start, stop, GATHER_ROWS):
         block_stop = min(stop, block_start + GATHER_ROWS)
         gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width)

@@ -37,10 +37,11 @@ against the column pass's 0.64: a feature gains from a share of about 0.3 in its
 skipped bin). By node size (random rows, 2 threads, column pass against this):
 every row 44.3 / 35.8 ms, 1/2 26.0 / 21.0, 1/4 14.0 / 13.1, 1/8 8.7 / 9.4, 1/15
 5.8 / 7.0: the entries of scattered rows are one more indirection, hence
-``SKIP_RATIO``. Quantized training keeps its packed integer
-histograms (its root was slower this way, 142 against 136 ms). A slot number must
-fit 16 bits: with more than ``MAX_FEATURES`` (254) features every node takes the
-column pass.
+``SKIP_RATIO``. Quantized training sums the same way in packed integers
+(:func:`build_packed_skipping`; exact, the reference's tree bit for bit): one tree,
+2 threads, 131-133 -> 125-128 ms (the float kernel on its integers had been slower
+than the packed column pass, 142 against 136). A slot number must fit 16 bits: with
+more than ``MAX_FEATURES`` (254) features every node takes the column pass.
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ from twinrank.reference.constants import N_SLOTS
 
 from ._histogram import (FEATURE_SLOTS, SLOT_SIZE, every_row_in_order, subtract_features, sum_column_blocks,
                          zero_features)
+from ._packed_histogram import columns_packed, pack, unpack_add
 from ._simd import LANES, add_row
 from ._threads import over_chunks
 
@@ -150,7 +152,59 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
             _sum_entries(target.reshape(target.size), entry_start, entries, in_order, order, gh_flat, lo, hi)
     for f in prange(n_features):
         if skip[f] >= 0:
-            _fix(hist, spare, f, skip[f], totals)
+            _add_spare(hist, spare, f)
+            _fix(hist, f, skip[f], totals)
+        if subtract:
+            subtract_features(parent, hist, f, f + 1)
+
+
+@njit(parallel=True, cache=True)
+def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop, pk,
+                          n_threads, totals, layout, parent, subtract):
+    """Quantized training's twin of :func:`build_skipping`: rows packed into int64 as
+    ``_packed_histogram.build_packed_into`` does, ``chunk`` rows at a time. Integer sums do not
+    depend on their order, so the entries are cut into one share of rows per task (each into
+    its own ``ihist[task]``), as the thread count has it; the skipped slot is exact.
+
+    # IN  as ``build_packed_into``, plus totals (G, H, n) of the node and layout (:func:`sparse_rows`)
+    # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
+    # BUF ihist (n_threads, d, FEATURE_SLOTS) int64; pk (m,) int64, positions [start, stop) overwritten
+    """
+    skip, dense, entry_start, entries = layout
+    n_features = hist.shape[0]
+    n_tasks = max(1, min(n_threads, len(ihist)))
+    in_order = every_row_in_order(order, start, stop, len(g_int))
+    c, k = np.int64(c), np.int64(k)
+    for i in prange(start, stop):
+        pk[i] = pack(g_int, h_int, order[i], c, k)
+    for f in prange(n_features):
+        zero_features(hist, f, f + 1)
+    for chunk_start in range(start, stop, chunk):
+        chunk_stop = min(stop, chunk_start + chunk)
+        for task in prange(n_tasks):
+            first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
+            mine = ihist[task]
+            for f in range(n_features):
+                if skip[f] >= 0:
+                    for b in range(FEATURE_SLOTS):
+                        mine[f, b] = 0
+            for j in range(first, last):
+                for b in range(FEATURE_SLOTS):
+                    ihist[0, dense[j], b] = 0
+            columns_packed(ihist[0].reshape(ihist[0].size), bin_columns, in_order, order, pk, chunk_start,
+                           chunk_stop, dense, first, last)
+            m = chunk_stop - chunk_start
+            lo, hi = chunk_start + task * m // n_tasks, chunk_start + (task + 1) * m // n_tasks
+            _entries_packed(mine.reshape(mine.size), entry_start, entries, in_order, order, pk, lo, hi)
+        for f in prange(n_features):
+            if skip[f] >= 0:
+                for task in range(1, n_tasks):
+                    for b in range(N_SLOTS):
+                        ihist[0, f, b] += ihist[task, f, b]
+            unpack_add(hist, ihist[0], f, f + 1, c, k)
+    for f in prange(n_features):
+        if skip[f] >= 0:
+            _fix(hist, f, skip[f], totals)
         if subtract:
             subtract_features(parent, hist, f, f + 1)
 
@@ -169,12 +223,27 @@ def _sum_entries(flat, entry_start, entries, in_order, order, gh_flat, lo, hi):
             add_row(flat, np.uint64(entries[e]) * _L, gh_flat, pair)
 
 
+@njit(cache=True)
+def _entries_packed(iflat, entry_start, entries, in_order, order, pk, lo, hi):
+    """Positions ``[lo, hi)``: each entry (a slot number) of row ``order[i]`` adds its packed ``pk[i]``."""
+    for i in range(np.uint64(lo), np.uint64(hi)):
+        row = i if in_order else np.uint64(order[i])
+        p = pk[i]
+        for e in range(np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])):
+            iflat[np.uint64(entries[e])] += p
+
+
 @njit(cache=True, inline='always')
-def _fix(hist, spare, f, skipped, totals):
-    """Feature ``f``: the halves added, then the skipped slot is the totals minus the other slots."""
+def _add_spare(hist, spare, f):
+    """Feature ``f``: the second half's sums added to the first's."""
     flat, other = hist.reshape(hist.size), spare.reshape(spare.size)
     for at in range(f * SLOT_SIZE, (f + 1) * SLOT_SIZE):
         flat[at] += other[at]
+
+
+@njit(cache=True, inline='always')
+def _fix(hist, f, skipped, totals):
+    """Feature ``f``'s skipped slot: the totals minus its other slots."""
     for lane in range(3):
         rest = totals[lane]
         for b in range(N_SLOTS):

@@ -77,7 +77,7 @@ def _packing(quantized: QuantizedGradients, job) -> tuple:
     return (quantized.gradients.astype(np.int8, copy=False), quantized.hessians.astype(np.uint8, copy=False),
             np.int64(2 ** (quantized.bits - 1) - 1), np.int64(2 ** quantized.bits - 1),
             np.int64(PACKED_CHUNK_ROWS),
-            empty("ihist", (numba.get_num_threads(), n_features, N_SLOTS), np.int64),  # per task
+            empty("ihist", (numba.get_num_threads(), n_features, FEATURE_SLOTS), np.int64),  # per task
             empty("pk", (m,), np.int64))  # (m,) a node's gathered packed integers
 
 

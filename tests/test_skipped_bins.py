@@ -144,3 +144,25 @@ def test_trees_with_the_skipped_bins_are_the_reference_trees(seed):
     sampled = np.sort(np.random.default_rng(seed).choice(len(g), 5000, replace=False))  # a root of some rows
     assert fast.grow_tree(binned, g, h, thresholds, params, rows=sampled).equals(
         ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, rows=sampled))
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 777])
+def test_quantized_trees_with_the_skipped_bins_are_the_reference_trees_on_any_thread_count(chunk_rows,
+                                                                                         monkeypatch):
+    """Integer sums: the same tree as the reference bit for bit, cut into chunks of rows or not
+    (``PACKED_CHUNK_ROWS``), on one thread or two."""
+    if chunk_rows is not None:
+        monkeypatch.setattr(fast, "PACKED_CHUNK_ROWS", chunk_rows)
+    X, thresholds, g, h = zero_heavy(20, 8000, 24, exact=False)
+    binned = fast_binning.apply_bins(X, thresholds)
+    assert len(sparse_layout(binned)[3]) > 0
+    q = fast.quantize_gradients(np.random.default_rng(0), g, h, 4)
+    params = TreeParams(max_leaves=15, min_samples_leaf=10)
+    expected = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    old = numba.get_num_threads()
+    try:
+        for n_threads in (1, 2):
+            numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+            assert fast.grow_tree(binned, g, h, thresholds, params, quantized=q).equals(expected)
+    finally:
+        numba.set_num_threads(old)
