@@ -1,4 +1,7 @@
-"""One vector add for a histogram slot: ``dst[at:at + 4] += (gh[j], gh[j + 1], 1, 0)``, float64 lanes.
+"""LLVM intrinsics numba does not offer: one vector add for a histogram slot (:func:`add_row`) and a
+software prefetch (:func:`prefetch`).
+
+``add_row``: ``dst[at:at + 4] += (gh[j], gh[j + 1], 1, 0)``, float64 lanes.
 
 A slot of the fast grower's histograms is four float64 lanes: the sums of $g$,
 of $h$, of 1 (the rows) and a zero padding (``_histogram``). Written as three
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 LANES = 4  # float64 lanes of one histogram slot: g, h, count, padding
@@ -40,6 +44,28 @@ def add_row(typingctx, dst, at, gh, j):
         row = builder.shuffle_vector(builder.load(pair_ptr, align=8), one_zero,
                                      ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0, 1, 2, 3]))
         builder.store(builder.fadd(builder.load(slot_ptr, align=8), row), slot_ptr, align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def prefetch(typingctx, array, at):
+    """Ask for the cache line of ``array[at]`` (``llvm.prefetch``: a read, kept in every cache
+    level); no effect on any value. For rows read through an index (a node's rows scattered over
+    the data set), where the hardware cannot guess the next address."""
+    if not isinstance(array, types.Array):
+        return None
+    signature = types.void(array, at)
+
+    def codegen(context, builder, sig, args):
+        byte_ptr = ir.IntType(8).as_pointer()
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        address = builder.bitcast(builder.gep(data, [args[1]]), byte_ptr)
+        i32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch.p0i8")
+        builder.call(function, [address, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
 
     return signature, codegen

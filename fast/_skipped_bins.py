@@ -11,8 +11,8 @@ A feature is *sparse* when its most frequent bin ``skip[f]`` holds at least
 ``SKIP_SHARE`` of all rows. The layout (:func:`sparse_rows`, made once per binned
 matrix by ``_layout``) lists each row's other entries of the sparse features, as
 slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix). A
-node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) of an exact
-tree is then summed as::
+node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) is then summed
+as::
 
     gather     prange over rows     gh[i] = (g, h) of row order[i]            O(m)
     dense      one task per range   the column pass over the dense features   O(m * d_dense)
@@ -34,13 +34,16 @@ whose hessians are all zero left at ``-1e-17`` instead of 0 (which a
 The costs (1M x 136, the same gradients): at the root, the column pass over every
 feature 86 ms on one thread; every feature from entries 67 ms (0.86 ns per entry
 against the column pass's 0.64: a feature gains from a share of about 0.3 in its
-skipped bin). By node size (random rows, 2 threads, column pass against this):
-every row 44.3 / 35.8 ms, 1/2 26.0 / 21.0, 1/4 14.0 / 13.1, 1/8 8.7 / 9.4, 1/15
-5.8 / 7.0: the entries of scattered rows are one more indirection, hence
-``SKIP_RATIO``. Quantized training sums the same way in packed integers
-(:func:`build_packed_skipping`; exact, the reference's tree bit for bit): one tree,
-2 threads, 131-133 -> 125-128 ms (the float kernel on its integers had been slower
-than the packed column pass, 142 against 136). A slot number must fit 16 bits: with
+skipped bin). The entries of scattered rows are read through ``order``, which the
+hardware cannot foresee: they are prefetched ``PREFETCH_ROWS`` rows ahead
+(``_simd.prefetch``). By node size (random rows, 2 threads, column pass against
+this): every row 45.5 / 35.7 ms, 1/2 25.3 / 21.5, 1/4 13.8 / 12.0, 1/8 8.7 / 7.4,
+1/15 5.9 / 5.2 (without the prefetch, 1/8 and 1/15 had lost: 8.7 / 9.4, 5.8 / 7.0);
+hence ``SKIP_RATIO`` = ``SPARSE_RATIO``: every node of the column pass. Quantized
+training sums the same way in packed integers (:func:`build_packed_skipping`; exact,
+the reference's tree bit for bit; the float kernel on its integers had been slower
+than the packed column pass, 142 against 136 ms). One tree, 2 threads, in
+docs/benchmarks.md. A slot number must fit 16 bits: with
 more than ``MAX_FEATURES`` (254) features every node takes the column pass.
 """
 from __future__ import annotations
@@ -50,17 +53,18 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import (FEATURE_SLOTS, SLOT_SIZE, every_row_in_order, subtract_features, sum_column_blocks,
-                         zero_features)
+from ._histogram import (FEATURE_SLOTS, SLOT_SIZE, SPARSE_RATIO, every_row_in_order, subtract_features,
+                         sum_column_blocks, zero_features)
 from ._packed_histogram import columns_packed, pack, unpack_add
-from ._simd import LANES, add_row
+from ._simd import LANES, add_row, prefetch
 from ._threads import over_chunks
 
 SKIP_SHARE = 0.3  # a feature is sparse when its most frequent bin holds this share of the rows
-SKIP_RATIO = 4  # nodes of at least 1 / SKIP_RATIO of the rows are summed this way
+SKIP_RATIO = SPARSE_RATIO  # nodes of at least 1 / SKIP_RATIO of the rows are summed this way
 HESSIAN_NOISE = 2.0**-40  # a skipped slot's hessian within this times H of zero is zero
 MAX_FEATURES = (2**16 - 1) // FEATURE_SLOTS  # slot numbers are uint16
 ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes
+PREFETCH_ROWS = np.uint64(16)  # how far ahead a scattered node's entries are prefetched
 
 
 def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
@@ -217,6 +221,7 @@ _L = np.uint64(LANES)
 def _sum_entries(flat, entry_start, entries, in_order, order, gh_flat, lo, hi):
     """Positions ``[lo, hi)``: each entry (a slot number) of row ``order[i]`` adds its ``(g, h, 1)``."""
     for i in range(np.uint64(lo), np.uint64(hi)):
+        _prefetch_ahead(entry_start, entries, in_order, order, i, hi)
         pair = i << _1
         row = i if in_order else np.uint64(order[i])
         for e in range(np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])):
@@ -227,10 +232,21 @@ def _sum_entries(flat, entry_start, entries, in_order, order, gh_flat, lo, hi):
 def _entries_packed(iflat, entry_start, entries, in_order, order, pk, lo, hi):
     """Positions ``[lo, hi)``: each entry (a slot number) of row ``order[i]`` adds its packed ``pk[i]``."""
     for i in range(np.uint64(lo), np.uint64(hi)):
+        _prefetch_ahead(entry_start, entries, in_order, order, i, hi)
         row = i if in_order else np.uint64(order[i])
         p = pk[i]
         for e in range(np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])):
             iflat[np.uint64(entries[e])] += p
+
+
+@njit(cache=True, inline='always')
+def _prefetch_ahead(entry_start, entries, in_order, order, i, hi):
+    """Scattered rows: prefetch the entries of the row ``PREFETCH_ROWS`` positions ahead (a node
+    of 1/8 of the rows, one thread: 5.1 -> 4.1 ms; 1/32: 2.2 -> 1.2)."""
+    if not in_order and i + PREFETCH_ROWS < hi:
+        ahead = np.uint64(order[i + PREFETCH_ROWS])
+        prefetch(entry_start, ahead)
+        prefetch(entries, entry_start[ahead])
 
 
 @njit(cache=True, inline='always')
