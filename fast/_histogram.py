@@ -49,7 +49,7 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._simd import LANES, add_row
+from ._simd import LANES, add_row, prefetch
 
 PAD_SLOTS = 2  # unused slots after each feature's 256: a feature's histogram is not 8 KB apart from the next
 FEATURE_SLOTS = N_SLOTS + PAD_SLOTS  # slots per feature in a histogram array (d, FEATURE_SLOTS, LANES)
@@ -58,6 +58,7 @@ ROW_BLOCK = 4096  # positions per block of the column pass
 GATHER_ROWS = 256  # rows per gathered block of the row pass
 SPARSE_RATIO = 16  # a node with fewer than n_rows / SPARSE_RATIO rows uses the row-major bins
 PARALLEL_WORK = 1 << 16  # rows x features below which a histogram is built on the calling thread
+PREFETCH_ROWS = 16  # how far ahead the rows of a sparse node are prefetched
 
 
 @njit(cache=True)
@@ -183,6 +184,7 @@ def subtract_features(parent, hist, first, last):
 _1, _2, _3, _4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 _L = np.uint64(LANES)
 _SLOT = np.uint64(SLOT_SIZE)
+_LINE = np.uint64(64)  # bytes of a cache line
 
 
 @njit(cache=True)
@@ -230,11 +232,17 @@ def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, 
 
 
 @njit(cache=True, inline="always")
-def gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width):
+def gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width, stop):
     """Copy the bins ``[first, first + width)`` of rows ``order[block_start:block_stop]`` into ``block``,
-    row after row (the sparse row pass of both histogram kinds reads this buffer)."""
+    row after row (the sparse row pass of both histogram kinds reads this buffer); the row
+    ``PREFETCH_ROWS`` positions ahead (before ``stop``) is prefetched: a node's rows are scattered,
+    the hardware cannot guess them."""
     k = np.uint64(0)
     for i in range(block_start, block_stop):
+        if i + PREFETCH_ROWS < stop:
+            ahead = np.uint64(order[i + PREFETCH_ROWS]) * n_features + np.uint64(first)
+            for line in range(np.uint64(0), width, _LINE):
+                prefetch(bin_rows, ahead + line)
         row_start = np.uint64(order[i]) * n_features + np.uint64(first)
         for j in range(width):
             block[k + j] = bin_rows[row_start + j]
@@ -250,7 +258,7 @@ def _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last):
     base = np.uint64(first * SLOT_SIZE)
     for block_start in range(start, stop, GATHER_ROWS):
         block_stop = min(stop, block_start + GATHER_ROWS)
-        gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width)
+        gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width, stop)
         j = np.uint64(0)
         while j + _4 <= width:  # four features at a time over the block: four hot histograms
             at = base + j * _SLOT

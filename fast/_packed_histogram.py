@@ -228,7 +228,7 @@ def _rows_packed(iflat, bin_rows, order, pk, start, stop, first, last):
     base = np.uint64(first * FEATURE_SLOTS)
     for block_start in range(start, stop, GATHER_ROWS):
         block_stop = min(stop, block_start + GATHER_ROWS)
-        gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width)
+        gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width, stop)
         j = np.uint64(0)
         while j + _4 <= width:
             at = base + j * _NS
