@@ -30,7 +30,7 @@ from numba import njit, prange
 
 from twinrank.reference.binning import MISSING_BIN
 
-from ._histogram import PARALLEL_WORK, build_into
+from ._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import partition
 from ._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
@@ -225,28 +225,30 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 @njit(cache=True, nogil=True)
 def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
            n_threads, parent, subtract, spare, skipping, totals):
-    """A node of at least ``1 / SKIP_RATIO`` of the rows, big enough for threads, when there are
-    sparse features: ``build_packed_skipping`` with quantized integers, else (``packing`` None)
-    ``build_skipping``; other nodes: ``build_packed_into`` or ``build_into``.
+    """With sparse features (``skipping`` not empty), a node of at least ``1 / SKIP_RATIO`` of the
+    rows and big enough for threads: ``build_packed_skipping`` with quantized integers, else
+    (``packing`` None) ``build_skipping``; other nodes: ``build_packed_into`` or ``build_into``,
+    the row pass below ``1 / SKIP_RATIO`` of the rows (without sparse features: ``SPARSE_RATIO``).
     Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned."""
-    n_features = hist.shape[0]
-    skip = (len(skipping[3]) > 0 and (stop - start) * SKIP_RATIO * n_features >= bin_columns.size
-            and (stop - start) * n_features >= PARALLEL_WORK)
+    n_features, m = hist.shape[0], stop - start
+    skipping_bins = len(skipping[3]) > 0
+    sparse_ratio = SKIP_RATIO if skipping_bins else SPARSE_RATIO  # the row pass below 1 / sparse_ratio
+    skip = skipping_bins and m * n_features >= PARALLEL_WORK and m * SKIP_RATIO * n_features >= bin_columns.size
     if packing is not None:
         g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
-        chunk, c, k = packed_chunk(stop - start, g_levels, h_levels, max_chunk)
+        chunk, c, k = packed_chunk(m, g_levels, h_levels, max_chunk)
         if skip:
             build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop,
                                   pk, n_threads, totals, skipping, parent, subtract)
         else:
             build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
-                              stop, pk, n_threads, parent, subtract)
+                              stop, pk, n_threads, parent, subtract, sparse_ratio)
     elif skip:
         build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
                        totals, skipping, parent, subtract)
     else:
         build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-                   n_threads, parent, subtract, spare)
+                   n_threads, parent, subtract, spare, sparse_ratio)
 
 
 @njit(cache=True, inline='always')

@@ -63,7 +63,7 @@ PREFETCH_ROWS = 16  # how far ahead the rows of a sparse node are prefetched
 
 @njit(cache=True)
 def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh, n_threads,
-               parent, subtract, spare):
+               parent, subtract, spare, sparse_ratio):
     """Overwrite ``hist`` with the sums over the rows ``order[start:stop]``; if ``subtract``,
     also ``parent -= hist`` (the sibling's histogram, while each task's features are hot).
 
@@ -76,10 +76,12 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     # OUT hist (d, FEATURE_SLOTS, LANES) float64 C order (slots 256.. zero); parent the same if subtract
     # BUF gh (m, 2) float64, positions [start, stop) are overwritten; spare (d, FEATURE_SLOTS, LANES)
     #     float64, the second half of a sparse node
+    # IN  sparse_ratio: a node under 1 / sparse_ratio of the rows takes the row pass
+    #     (``SPARSE_RATIO``; the grower's when the dense nodes skip bins: ``_skipped_bins``)
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
-    sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
+    sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size
     in_order = every_row_in_order(order, start, stop, len(gradients))
     if sparse and (stop - start) * n_features >= PARALLEL_WORK:
         _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks, parent,

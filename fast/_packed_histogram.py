@@ -34,7 +34,7 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import (FEATURE_SLOTS, GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, SPARSE_RATIO, gather_block,
+from ._histogram import (FEATURE_SLOTS, GATHER_ROWS, PARALLEL_WORK, ROW_BLOCK, gather_block,
                          subtract_features, zero_features)
 
 
@@ -72,10 +72,10 @@ def packed_chunk(m, g_levels, h_levels, max_chunk):
 
 @njit(cache=True)
 def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start, stop,
-                      pk, n_threads, parent, subtract):
+                      pk, n_threads, parent, subtract, sparse_ratio):
     """Overwrite ``hist`` with the exact sums over ``order[start:stop]``, summed packed in the
     layout ``(c, k)`` (:func:`packed_layout`), ``chunk`` rows at a time; if ``subtract``, also
-    ``parent -= hist``.
+    ``parent -= hist``. A node under ``1 / sparse_ratio`` of the rows takes the row pass.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
     #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
@@ -84,7 +84,7 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
-    sparse = (stop - start) * SPARSE_RATIO * n_features < bin_columns.size
+    sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size
     if sparse and chunk >= stop - start and n_tasks > 1 and (stop - start) * n_features >= PARALLEL_WORK:
         _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, np.int64(c), np.int64(k), order, start,
                         stop, pk, n_tasks, parent, subtract)

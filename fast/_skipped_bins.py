@@ -38,12 +38,15 @@ skipped bin). The entries of scattered rows are read through ``order``, which th
 hardware cannot foresee: they are prefetched ``PREFETCH_ROWS`` rows ahead
 (``_simd.prefetch``). By node size (random rows, 2 threads, column pass against
 this): every row 45.5 / 35.7 ms, 1/2 25.3 / 21.5, 1/4 13.8 / 12.0, 1/8 8.7 / 7.4,
-1/15 5.9 / 5.2 (without the prefetch, 1/8 and 1/15 had lost: 8.7 / 9.4, 5.8 / 7.0);
-hence ``SKIP_RATIO`` = ``SPARSE_RATIO``: every node of the column pass. Quantized
-training sums the same way in packed integers (:func:`build_packed_skipping`; exact,
-the reference's tree bit for bit; the float kernel on its integers had been slower
-than the packed column pass, 142 against 136 ms). One tree, 2 threads, in
-docs/benchmarks.md. A slot number must fit 16 bits: with
+1/15 5.9 / 5.2 (without the prefetch, 1/8 and 1/15 had lost: 8.7 / 9.4, 5.8 / 7.0).
+Against the row pass (``_histogram``'s two halves), this wins down to about a tenth of
+the rows: 1/8 8.61 / 7.77 ms, 1/12 6.00 / 6.21, 1/16 4.76 / 5.39 (quantized, packed:
+1/8 6.10 / 6.05, 1/12 4.13 / 4.86); hence ``SKIP_RATIO``: with sparse features, nodes
+under a tenth of the rows take the row pass (without them, under ``SPARSE_RATIO``'s
+sixteenth). Quantized training sums the same way in packed integers
+(:func:`build_packed_skipping`; exact, the reference's tree bit for bit; the float
+kernel on its integers had been slower than the packed column pass, 142 against 136
+ms). One tree, 2 threads, in docs/benchmarks.md. A slot number must fit 16 bits: with
 more than ``MAX_FEATURES`` (254) features every node takes the column pass.
 """
 from __future__ import annotations
@@ -53,14 +56,14 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import (FEATURE_SLOTS, SLOT_SIZE, SPARSE_RATIO, every_row_in_order, subtract_features,
+from ._histogram import (FEATURE_SLOTS, SLOT_SIZE, every_row_in_order, subtract_features,
                          sum_column_blocks, zero_features)
 from ._packed_histogram import columns_packed, pack, unpack_add
 from ._simd import LANES, add_row, prefetch
 from ._threads import over_chunks
 
 SKIP_SHARE = 0.3  # a feature is sparse when its most frequent bin holds this share of the rows
-SKIP_RATIO = SPARSE_RATIO  # nodes of at least 1 / SKIP_RATIO of the rows are summed this way
+SKIP_RATIO = 10  # nodes of at least 1 / SKIP_RATIO of the rows are summed this way, smaller ones by rows
 HESSIAN_NOISE = 2.0**-40  # a skipped slot's hessian within this times H of zero is zero
 MAX_FEATURES = (2**16 - 1) // FEATURE_SLOTS  # slot numbers are uint16
 ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes

@@ -29,7 +29,7 @@ from . import _grower
 from ._grower import grow
 from ._threads import threads
 from ._layout import bin_layouts, sparse_layout
-from ._histogram import FEATURE_SLOTS, build_into
+from ._histogram import FEATURE_SLOTS, SPARSE_RATIO, build_into
 from ._partition import PARTITION_BLOCK
 from ._workspace import empty
 from ._simd import LANES
@@ -157,7 +157,7 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
     hist = np.empty((binned.shape[1], FEATURE_SLOTS, LANES))  # (n_features, 258, LANES)
     build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
-               np.empty((len(rows), 2)), numba.get_num_threads(), hist, False, np.empty_like(hist))
+               np.empty((len(rows), 2)), numba.get_num_threads(), hist, False, np.empty_like(hist), SPARSE_RATIO)
     return np.ascontiguousarray(hist[:, :N_SLOTS, :3])  # (n_features, 256, 3): g, h, count
 
 
