@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from twinrank.fast import binning as fast_binning
 from twinrank.fast import tree as fast
 from twinrank.fast._layout import _ROW_MAJOR, bin_layouts
+from twinrank.fast._partition import PARALLEL_ROWS, PARTITION_BLOCK, partition
 from twinrank.fast._workspace import empty as workspace_empty
 from twinrank.fast._workspace import reusing
 from twinrank.reference import binning as ref_binning
@@ -595,3 +596,23 @@ def test_bad_input_is_a_parameter_error(twin):
         with pytest.raises(ParameterError, match=message):
             twin.grow_tree(kwargs.pop("binned"), kwargs.pop("gradients"), kwargs.pop("hessians"),
                            kwargs.pop("thresholds"), kwargs.pop("params"), **kwargs)
+
+
+@pytest.mark.parametrize("m", [1, 5000, PARALLEL_ROWS, PARALLEL_ROWS + 3 * PARTITION_BLOCK + 7])
+def test_partition_is_stable_and_refuses_a_wrong_left_count(m):
+    """The grower's partition (serial up to ``PARALLEL_ROWS`` positions, in parallel blocks above):
+    left rows first, both sides in their order; a left count that disagrees raises."""
+    rng = np.random.default_rng(m)
+    column = rng.integers(0, 256, 2 * m + 10).astype(np.uint8)
+    src = np.sort(rng.choice(len(column), m, replace=False)).astype(np.int32)
+    src = np.concatenate([[7, 3], src])  # a segment [2, 2 + m) inside the buffer
+    start, stop = 2, 2 + m
+    goes = np.where(column[src[start:stop]] == MISSING_BIN, True, column[src[start:stop]] <= 100)
+    expected = np.concatenate([src[start:stop][goes], src[start:stop][~goes]])
+    dst = np.full_like(src, -1)
+    work = (np.empty(len(src), np.uint8), np.empty(len(src) // PARTITION_BLOCK + 2, np.int64))
+    partition(src, dst, start, stop, column, 100, True, int(goes.sum()), *work)
+    np.testing.assert_array_equal(dst[start:stop], expected)
+    assert (dst[:start] == -1).all()
+    with pytest.raises(AssertionError, match="disagrees"):
+        partition(src, np.empty_like(src), start, stop, column, 100, True, int(goes.sum()) + 1, *work)
