@@ -66,7 +66,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     every histogram is summed packed (``_packed_histogram``), at most max_chunk rows at a
     #     time. numba compiles one grower per kind (None or the tuple) and prunes the other's
     #     histogram code: the exact grower (``twinrank demo``'s helper process) compiles in 12 s
-    #     instead of 17 (``_build``).
+    #     instead of 17 (``build``).
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
@@ -103,7 +103,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
-        _build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
+        build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
                m, gh, n_threads, hist[slot[root]], np.bool_(False), spare, skipping,
                _totals(root, g_sum, hessian_sum, count))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
@@ -209,7 +209,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
             target, parent_free = parent_slot, False
         else:
             target = free_slots.pop()
-        _build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
+        build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
                start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare,
                skipping, _totals(child, g_sum, hessian_sum, count))
         if split_child:
@@ -223,21 +223,20 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
 
 
 @njit(cache=True, nogil=True)
-def _build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-           n_threads, parent, subtract, spare, skipping, totals):
-    """With sparse features (``skipping`` not empty), a node of at least ``1 / SKIP_RATIO`` of the
-    rows and big enough for threads: ``build_packed_skipping`` with quantized integers, else
-    (``packing`` None) ``build_skipping``; other nodes: ``build_packed_into`` or ``build_into``,
-    the row pass below ``1 / SKIP_RATIO`` of the rows (without sparse features: ``SPARSE_RATIO``).
+def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
+          n_threads, parent, subtract, spare, skipping, totals):
+    """A dense node big enough for threads: ``build_skipping`` (``packing`` None), or with
+    quantized integers ``build_packed_skipping`` when there are sparse features (``skipping``
+    other than ``_skipped_bins.all_dense``); other nodes: ``build_into`` or ``build_packed_into``.
+    Dense: at least ``1 / SKIP_RATIO`` of the rows with sparse features, else ``1 / SPARSE_RATIO``.
     Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned."""
     n_features, m = hist.shape[0], stop - start
-    skipping_bins = len(skipping[3]) > 0
-    sparse_ratio = SKIP_RATIO if skipping_bins else SPARSE_RATIO  # the row pass below 1 / sparse_ratio
-    skip = skipping_bins and m * n_features >= PARALLEL_WORK and m * SKIP_RATIO * n_features >= bin_columns.size
+    sparse_ratio = SKIP_RATIO if len(skipping[1]) < n_features else SPARSE_RATIO  # the row pass below it
+    skip = m * n_features >= PARALLEL_WORK and m * sparse_ratio * n_features >= bin_columns.size
     if packing is not None:
         g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
         chunk, c, k = packed_chunk(m, g_levels, h_levels, max_chunk)
-        if skip:
+        if skip and len(skipping[1]) < n_features:
             build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop,
                                   pk, n_threads, totals, skipping, parent, subtract)
         else:

@@ -68,7 +68,10 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     also ``parent -= hist`` (the sibling's histogram, while each task's features are hot).
 
     Small nodes (under ``PARALLEL_WORK`` row-features) are built on the calling
-    thread: waking the pool would cost more than the work.
+    thread: waking the pool would cost more than the work. Larger ones must be sparse
+    (under ``1 / sparse_ratio`` of the rows) and are summed in halves: larger dense
+    nodes are ``_skipped_bins.build_skipping``'s (the column pass in parallel over
+    features; the grower's ``_build`` chooses).
 
     # IN  bin_columns (n_rows * d,) uint8, the bins in column-major order (feature f at
     #     f * n_rows); bin_rows (n_rows * d,) the same bins row-major; gradients, hessians
@@ -82,19 +85,16 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size
-    in_order = every_row_in_order(order, start, stop, len(gradients))
-    if sparse and (stop - start) * n_features >= PARALLEL_WORK:
-        _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks, parent,
-                      subtract)
-        return
-    if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
+    if (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
             gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
-        _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, gh, parent, subtract)
+        _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse,
+                    every_row_in_order(order, start, stop, len(gradients)), order, start, stop, gh, parent,
+                    subtract)
     else:
-        _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                        start, stop, gh, n_tasks, parent, subtract)
+        assert sparse, "a dense node this large is build_skipping's"
+        _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks, parent,
+                      subtract)
 
 
 @njit(cache=True, inline='always')
@@ -106,16 +106,6 @@ def every_row_in_order(order, start, stop, n_rows):
         if order[start + i] != i:
             return False
     return True
-
-
-@njit(parallel=True, cache=True)
-def _build_parallel(hist, bin_columns, bin_rows, sparse, in_order, gradients, hessians, order,
-                    start, stop, gh, n_tasks, parent, subtract):
-    for i in prange(start, stop):
-        gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
-    for task in prange(n_tasks):
-        _build_task(np.int64(task), n_tasks, hist, bin_columns, bin_rows, sparse, in_order, order,
-                    start, stop, gh, parent, subtract)
 
 
 @njit(parallel=True, cache=True)

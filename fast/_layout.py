@@ -11,7 +11,7 @@ Any other array gets fresh copies on every call (correct, slower).
 The dense nodes of exact trees read a third layout, each row's entries outside its
 sparse features' most frequent bins (``_skipped_bins``); it is made for the
 read-only bins only, on first use, and kept with the row-major copy. Other arrays
-have none (every dense node then takes the column pass).
+have no sparse features (every dense node then takes the plain column pass).
 """
 from __future__ import annotations
 
@@ -19,10 +19,9 @@ import weakref
 
 import numpy as np
 
-from ._skipped_bins import sparse_rows
+from ._skipped_bins import all_dense, sparse_rows
 
 _ROW_MAJOR: dict = {}  # id(binned) -> (weak reference, C-ordered copy, {"sparse": sparse_rows})
-_NO_SPARSE_ROWS = sparse_rows(np.empty((0, 0), dtype=np.uint8), None)  # the empty layout
 
 
 def bin_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -42,10 +41,10 @@ def _entry(binned: np.ndarray) -> tuple:
 
 
 def sparse_layout(binned: np.ndarray) -> tuple:
-    """``_skipped_bins.sparse_rows`` of the read-only Fortran-ordered bins (made once), else the
-    empty layout."""
+    """``_skipped_bins.sparse_rows`` of the read-only Fortran-ordered bins (made once), else
+    ``all_dense``."""
     if not binned.flags.f_contiguous or binned.flags.writeable:
-        return _NO_SPARSE_ROWS
+        return all_dense(binned.shape[1])
     _, row_major, kept = _entry(binned)
     if "sparse" not in kept:
         kept["sparse"] = sparse_rows(binned, row_major)

@@ -72,18 +72,17 @@ PREFETCH_ROWS = np.uint64(16)  # how far ahead a scattered node's entries are pr
 
 def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
     """``(skip, dense, entry_start, entries)`` of ``binned`` (n_rows, d) uint8, given also as its
-    C-ordered copy ``row_major`` (module docstring); all empty when no feature is sparse or there
-    are more than ``MAX_FEATURES`` features."""
+    C-ordered copy ``row_major`` (module docstring); :func:`all_dense` when no feature is sparse or
+    there are more than ``MAX_FEATURES`` features."""
     n_rows, n_features = binned.shape
-    none = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint16))
     if n_features > MAX_FEATURES or n_rows == 0:
-        return none
+        return all_dense(n_features)
     counts = np.zeros((n_features, N_SLOTS), dtype=np.int64)
     over_chunks(_count_bins, n_features, binned.reshape(-1, order="F"), counts)
     top = counts.argmax(axis=1)  # (d,) the most frequent bin, the lowest of equals
     skip = np.where(counts.max(axis=1) >= SKIP_SHARE * n_rows, top, -1).astype(np.int64)
     if (skip < 0).all():
-        return none
+        return all_dense(n_features)
     rows = row_major.reshape(-1)
     n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
     entry_start = np.zeros(n_rows + 1, dtype=np.int64)
@@ -92,6 +91,13 @@ def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
     entries = np.empty(entry_start[-1], dtype=np.uint16)
     over_chunks(_fill_entries, n_chunks, rows, n_features, skip, entry_start, entries)
     return skip, np.flatnonzero(skip < 0).astype(np.int64), entry_start, entries
+
+
+def all_dense(n_features: int) -> tuple:
+    """The layout of ``n_features`` features none of which is sparse: :func:`build_skipping` is then
+    the plain column pass, each feature summed by one task in row order (the reference's sums)."""
+    return (np.full(n_features, -1, dtype=np.int64), np.arange(n_features, dtype=np.int64),
+            np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint16))
 
 
 @njit(cache=True, nogil=True)
@@ -134,7 +140,7 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
     ``subtract``, also ``parent -= hist``.
 
     # IN  bin_columns (n_rows * d,) uint8 column-major; gradients, hessians (n_rows,); order (m,)
-    #     row ids; totals (G, H, n) of the node; layout: :func:`sparse_rows` (not empty)
+    #     row ids; totals (G, H, n) of the node; layout: :func:`sparse_rows` or :func:`all_dense`
     # OUT hist (d, FEATURE_SLOTS, LANES) float64 (slots 256.. zero); parent the same if subtract
     # BUF gh (m, 2) float64, positions [start, stop) overwritten; spare like hist
     """
@@ -145,17 +151,19 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
     mid = (start + stop) // 2
     for i in prange(start, stop):
         gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
-    for f in prange(n_features):
-        zero_features(hist, f, f + 1)
-        zero_features(spare, f, f + 1)
     gh_flat = gh.reshape(gh.size)
-    for task in prange(n_tasks):
+    for task in prange(n_tasks):  # each task zeroes what it sums (one parallel loop fewer to compile)
         first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
+        for j in range(first, last):
+            zero_features(hist, dense[j], dense[j] + 1)
         sum_column_blocks(hist.reshape(hist.size), bin_columns, in_order, order, gh_flat, start, stop,
                           dense, first, last)
-        if task < 2:
+        if task < 2 and len(dense) < n_features:  # sparse features: each half's entries
             lo, hi = (start, mid) if task == 0 else (mid, stop)
             target = hist if task == 0 else spare
+            for f in range(n_features):
+                if skip[f] >= 0:
+                    zero_features(target, f, f + 1)
             _sum_entries(target.reshape(target.size), entry_start, entries, in_order, order, gh_flat, lo, hi)
     for f in prange(n_features):
         if skip[f] >= 0:
@@ -184,7 +192,7 @@ def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, o
     c, k = np.int64(c), np.int64(k)
     for i in prange(start, stop):
         pk[i] = pack(g_int, h_int, order[i], c, k)
-    for f in prange(n_features):
+    for f in range(n_features):
         zero_features(hist, f, f + 1)
     for chunk_start in range(start, stop, chunk):
         chunk_stop = min(stop, chunk_start + chunk)

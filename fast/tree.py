@@ -29,7 +29,8 @@ from . import _grower
 from ._grower import grow
 from ._threads import threads
 from ._layout import bin_layouts, sparse_layout
-from ._histogram import FEATURE_SLOTS, SPARSE_RATIO, build_into
+from ._skipped_bins import all_dense
+from ._histogram import FEATURE_SLOTS
 from ._partition import PARTITION_BLOCK
 from ._workspace import empty
 from ._simd import LANES
@@ -156,8 +157,9 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
     hist = np.empty((binned.shape[1], FEATURE_SLOTS, LANES))  # (n_features, 258, LANES)
-    build_into(hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
-               np.empty((len(rows), 2)), numba.get_num_threads(), hist, False, np.empty_like(hist), SPARSE_RATIO)
+    _grower.build(None, hist, columns, by_row, gradients, hessians, rows, 0, len(rows), np.empty((len(rows), 2)),
+                  numba.get_num_threads(), hist, False, np.empty_like(hist), all_dense(binned.shape[1]),
+                  np.zeros(3))
     return np.ascontiguousarray(hist[:, :N_SLOTS, :3])  # (n_features, 256, 3): g, h, count
 
 
