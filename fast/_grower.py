@@ -55,8 +55,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     is cut, never the result)
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
-    # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (may be empty): the dense nodes of
-    #     an exact tree are then summed without the sparse features' most frequent bins
+    # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (or ``all_dense``): dense nodes are
+    #     summed without the sparse features' most frequent bins (``build``)
     # BUF work: ``(order0, order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the
     #     row buffers (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
     #     (m // PARTITION_BLOCK + 2,) int64 and the histogram pool (max_leaves + 1, d,
@@ -104,8 +104,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
         build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
-               m, gh, n_threads, hist[slot[root]], np.bool_(False), spare, skipping,
-               _totals(root, g_sum, hessian_sum, count))
+              m, gh, n_threads, hist[slot[root]], np.bool_(False), spare, skipping,
+              _totals(root, g_sum, hessian_sum, count))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
                   best)
@@ -210,8 +210,8 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
         else:
             target = free_slots.pop()
         build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
-               start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare,
-               skipping, _totals(child, g_sum, hessian_sum, count))
+              start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare,
+              skipping, _totals(child, g_sum, hessian_sum, count))
         if split_child:
             slot[child] = target
         else:

@@ -71,7 +71,7 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     thread: waking the pool would cost more than the work. Larger ones must be sparse
     (under ``1 / sparse_ratio`` of the rows) and are summed in halves: larger dense
     nodes are ``_skipped_bins.build_skipping``'s (the column pass in parallel over
-    features; the grower's ``_build`` chooses).
+    features; the grower's ``build`` chooses).
 
     # IN  bin_columns (n_rows * d,) uint8, the bins in column-major order (feature f at
     #     f * n_rows); bin_rows (n_rows * d,) the same bins row-major; gradients, hessians

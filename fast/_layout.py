@@ -8,7 +8,7 @@ bins; their row-major copy is made once, on first use, and kept until the binned
 matrix itself is garbage collected. Read-only means the copy cannot go stale.
 Any other array gets fresh copies on every call (correct, slower).
 
-The dense nodes of exact trees read a third layout, each row's entries outside its
+The dense nodes of every tree read a third layout, each row's entries outside its
 sparse features' most frequent bins (``_skipped_bins``); it is made for the
 read-only bins only, on first use, and kept with the row-major copy. Other arrays
 have no sparse features (every dense node then takes the plain column pass).

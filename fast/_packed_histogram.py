@@ -80,7 +80,8 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
     #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
     # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
-    # BUF ihist (n_threads, d, FEATURE_SLOTS) int64 (slots 256.. unused, as ``_histogram``'s padding); pk (m,) int64, positions [start, stop) overwritten
+    # BUF ihist (n_threads, d, FEATURE_SLOTS) int64 (slots 256.. unused, as ``_histogram``'s padding);
+    #     pk (m,) int64, positions [start, stop) overwritten
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))

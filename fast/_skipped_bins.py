@@ -11,8 +11,8 @@ A feature is *sparse* when its most frequent bin ``skip[f]`` holds at least
 ``SKIP_SHARE`` of all rows. The layout (:func:`sparse_rows`, made once per binned
 matrix by ``_layout``) lists each row's other entries of the sparse features, as
 slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix). A
-node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) is then summed
-as::
+node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) and big enough
+for threads is then summed as::
 
     gather     prange over rows     gh[i] = (g, h) of row order[i]            O(m)
     dense      one task per range   the column pass over the dense features   O(m * d_dense)
@@ -123,6 +123,8 @@ def _count_entries(first, last, rows, n_features, skip, entry_start):
 
 @njit(cache=True, nogil=True)
 def _fill_entries(first, last, rows, n_features, skip, entry_start, entries):
+    """Row r's entries (slot numbers, features ascending) at ``entries[entry_start[r]:]``, for the
+    rows of chunks ``[first, last)``."""
     n_rows = len(rows) // n_features
     for r in range(first * ROW_CHUNK, min(n_rows, last * ROW_CHUNK)):
         at = entry_start[r]

@@ -157,9 +157,9 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
     hist = np.empty((binned.shape[1], FEATURE_SLOTS, LANES))  # (n_features, 258, LANES)
-    _grower.build(None, hist, columns, by_row, gradients, hessians, rows, 0, len(rows), np.empty((len(rows), 2)),
-                  numba.get_num_threads(), hist, False, np.empty_like(hist), all_dense(binned.shape[1]),
-                  np.zeros(3))
+    _grower.build(None, hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
+                  np.empty((len(rows), 2)), numba.get_num_threads(), hist, False, np.empty_like(hist),
+                  all_dense(binned.shape[1]), np.zeros(3))  # no skipped bins: the reference's sums
     return np.ascontiguousarray(hist[:, :N_SLOTS, :3])  # (n_features, 256, 3): g, h, count
 
 

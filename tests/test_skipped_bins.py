@@ -11,7 +11,7 @@ from twinrank.fast import tree as fast
 from twinrank.fast._histogram import FEATURE_SLOTS
 from twinrank.fast._layout import sparse_layout
 from twinrank.fast._simd import LANES
-from twinrank.fast._skipped_bins import MAX_FEATURES, SKIP_SHARE, build_skipping, sparse_rows
+from twinrank.fast._skipped_bins import MAX_FEATURES, SKIP_SHARE, all_dense, build_skipping, sparse_rows
 from twinrank.reference import binning as ref_binning
 from twinrank.reference import tree as ref
 from twinrank.reference.params import TreeParams
@@ -43,8 +43,8 @@ def dense_histogram(binned, g, h, layout, rows=None):
     hist, spare = np.empty((d, FEATURE_SLOTS, LANES)), np.empty((d, FEATURE_SLOTS, LANES))
     rows = np.arange(len(g), dtype=np.int32) if rows is None else rows
     build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), np.empty((len(rows), 2)),
-                   numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum(), float(len(rows))]), layout,
-                   hist, False)
+                   numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum(), float(len(rows))]),
+                   layout, hist, False)
     return hist
 
 
@@ -166,3 +166,15 @@ def test_quantized_trees_with_the_skipped_bins_are_the_reference_trees_on_any_th
             assert fast.grow_tree(binned, g, h, thresholds, params, quantized=q).equals(expected)
     finally:
         numba.set_num_threads(old)
+
+
+def test_without_sparse_features_the_dense_histogram_is_the_reference_one_bit_for_bit():
+    """``all_dense``: the plain column pass, each feature summed by one task in row order, so even
+    inexact sums are the reference's bits."""
+    X, thresholds, g, h = zero_heavy(7, 20_000, 12, exact=False)
+    binned = fast_binning.apply_bins(X, thresholds)
+    rows = np.flatnonzero(np.random.default_rng(8).random(len(g)) < 0.3).astype(np.int32)
+    for node in (np.arange(len(g), dtype=np.int32), rows):
+        hist = dense_histogram(binned, g, h, all_dense(binned.shape[1]), node)
+        expected = ref.build_histogram(ref_binning.apply_bins(X, thresholds), g, h, node)
+        np.testing.assert_array_equal(hist[:, :256, :3], expected)
