@@ -58,7 +58,7 @@ ROW_BLOCK = 4096  # positions per block of the column pass
 GATHER_ROWS = 256  # rows per gathered block of the row pass
 SPARSE_RATIO = 16  # a node with fewer than n_rows / SPARSE_RATIO rows uses the row-major bins
 PARALLEL_WORK = 1 << 16  # rows x features below which a histogram is built on the calling thread
-PREFETCH_ROWS = 16  # how far ahead the rows of a sparse node are prefetched
+PREFETCH_ROWS = 16  # how far ahead a scattered node's rows (and their entries, _skipped_bins) are prefetched
 
 
 @njit(cache=True)
@@ -129,9 +129,7 @@ def _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop
         _sum_row_blocks(target.reshape(target.size), bin_rows, order, gh_flat, lo, hi, first, last)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
-        flat, other = hist.reshape(hist.size), spare.reshape(spare.size)
-        for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
-            flat[at] += other[at]
+        add_features(hist, spare, first, last)
         if subtract:
             subtract_features(parent, hist, first, last)
 
@@ -161,6 +159,14 @@ def zero_features(hist, first, last):
     flat = hist.reshape(hist.size)
     for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
         flat[at] = 0.0
+
+
+@njit(cache=True, inline='always')
+def add_features(hist, other, first, last):
+    """``hist[first:last] += other[first:last]``: a node's second half added to its first."""
+    flat, other_flat = hist.reshape(hist.size), other.reshape(other.size)
+    for at in range(first * SLOT_SIZE, last * SLOT_SIZE):
+        flat[at] += other_flat[at]
 
 
 @njit(cache=True, inline='always')

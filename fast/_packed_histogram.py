@@ -128,14 +128,20 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, sto
         _rows_packed(mine, bin_rows, order, pk, lo, hi, 0, n_features)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
-        for t in range(1, n_tasks):
-            for f in range(first, last):
-                for b in range(N_SLOTS):
-                    ihist[0, f, b] += ihist[t, f, b]
+        for f in range(first, last):
+            add_tasks(ihist, n_tasks, f)
         zero_features(hist, first, last)
         unpack_add(hist, ihist[0], first, last, c, k)
         if subtract:
             subtract_features(parent, hist, first, last)
+
+
+@njit(cache=True, inline='always')
+def add_tasks(ihist, n_tasks, f):
+    """``ihist[0, f] += ihist[t, f]`` for the tasks ``t = 1 .. n_tasks - 1`` (exact: integers)."""
+    for t in range(1, n_tasks):
+        for b in range(N_SLOTS):
+            ihist[0, f, b] += ihist[t, f, b]
 
 
 @njit(cache=True, inline='always')

@@ -56,9 +56,9 @@ from numba import njit, prange
 
 from twinrank.reference.constants import N_SLOTS
 
-from ._histogram import (FEATURE_SLOTS, SLOT_SIZE, every_row_in_order, subtract_features,
+from ._histogram import (FEATURE_SLOTS, PREFETCH_ROWS, add_features, every_row_in_order, subtract_features,
                          sum_column_blocks, zero_features)
-from ._packed_histogram import columns_packed, pack, unpack_add
+from ._packed_histogram import add_tasks, columns_packed, pack, unpack_add
 from ._simd import LANES, add_row, prefetch
 from ._threads import over_chunks
 
@@ -67,7 +67,6 @@ SKIP_RATIO = 10  # nodes of at least 1 / SKIP_RATIO of the rows are summed this 
 HESSIAN_NOISE = 2.0**-40  # a skipped slot's hessian within this times H of zero is zero
 MAX_FEATURES = (2**16 - 1) // FEATURE_SLOTS  # slot numbers are uint16
 ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes
-PREFETCH_ROWS = np.uint64(16)  # how far ahead a scattered node's entries are prefetched
 
 
 def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
@@ -169,7 +168,7 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
             _sum_entries(target.reshape(target.size), entry_start, entries, in_order, order, gh_flat, lo, hi)
     for f in prange(n_features):
         if skip[f] >= 0:
-            _add_spare(hist, spare, f)
+            add_features(hist, spare, f, f + 1)
             _fix(hist, f, skip[f], totals)
         if subtract:
             subtract_features(parent, hist, f, f + 1)
@@ -194,8 +193,7 @@ def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, o
     c, k = np.int64(c), np.int64(k)
     for i in prange(start, stop):
         pk[i] = pack(g_int, h_int, order[i], c, k)
-    for f in range(n_features):
-        zero_features(hist, f, f + 1)
+    zero_features(hist, 0, n_features)
     for chunk_start in range(start, stop, chunk):
         chunk_stop = min(stop, chunk_start + chunk)
         for task in prange(n_tasks):
@@ -215,9 +213,7 @@ def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, o
             _entries_packed(mine.reshape(mine.size), entry_start, entries, in_order, order, pk, lo, hi)
         for f in prange(n_features):
             if skip[f] >= 0:
-                for task in range(1, n_tasks):
-                    for b in range(N_SLOTS):
-                        ihist[0, f, b] += ihist[task, f, b]
+                add_tasks(ihist, n_tasks, f)
             unpack_add(hist, ihist[0], f, f + 1, c, k)
     for f in prange(n_features):
         if skip[f] >= 0:
@@ -228,6 +224,7 @@ def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, o
 
 _1 = np.uint64(1)
 _L = np.uint64(LANES)
+_AHEAD = np.uint64(PREFETCH_ROWS)  # unsigned, as the positions it is added to
 
 
 @njit(cache=True)
@@ -256,18 +253,10 @@ def _entries_packed(iflat, entry_start, entries, in_order, order, pk, lo, hi):
 def _prefetch_ahead(entry_start, entries, in_order, order, i, hi):
     """Scattered rows: prefetch the entries of the row ``PREFETCH_ROWS`` positions ahead (a node
     of 1/8 of the rows, one thread: 5.1 -> 4.1 ms; 1/32: 2.2 -> 1.2)."""
-    if not in_order and i + PREFETCH_ROWS < hi:
-        ahead = np.uint64(order[i + PREFETCH_ROWS])
+    if not in_order and i + _AHEAD < hi:
+        ahead = np.uint64(order[i + _AHEAD])
         prefetch(entry_start, ahead)
         prefetch(entries, entry_start[ahead])
-
-
-@njit(cache=True, inline='always')
-def _add_spare(hist, spare, f):
-    """Feature ``f``: the second half's sums added to the first's."""
-    flat, other = hist.reshape(hist.size), spare.reshape(spare.size)
-    for at in range(f * SLOT_SIZE, (f + 1) * SLOT_SIZE):
-        flat[at] += other[at]
 
 
 @njit(cache=True, inline='always')
