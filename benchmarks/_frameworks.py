@@ -13,6 +13,10 @@ per-query weight); XGBoost's pair hessian is twice the others' (its Newton steps
 are half as long); LightGBM finds its bin edges on a sample of 200,000 rows
 (``bin_construct_sample_cnt``), twinrank and XGBoost on every row. "No truncation"
 is T = the largest query's size.
+
+With ``Settings.defaults`` each framework runs with its own defaults instead (only the
+trees, threads and seed are set; twinrank and LightGBM bin to 255 bins by default, XGBoost
+to 256): what a user who changes nothing gets. ``DEFAULTS`` says what they are.
 """
 from __future__ import annotations
 
@@ -37,6 +41,13 @@ PARAMETER_MAP = (  # (setting, twinrank.fast LambdaMART, LightGBM lambdarank, XG
      "use_quantized_grad=true, num_grad_quant_bins=4, quant_train_renew_leaf=true", "none"),
 )
 
+DEFAULTS = (  # (setting, twinrank.fast LambdaMART, LightGBM lambdarank), as each ships
+    ("leaves, min leaf size, learning rate", "31, 20, 0.1", "31, 20, 0.1"),
+    ("pairs", "one document in the top 10 (target = the metric, ndcg@10), all pairs below it",
+     "one document in the top 30 (lambdarank_truncation_level=30), all pairs below it"),
+    ("lambda normalisation", "normalize=True", "lambdarank_norm=true"),
+)
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -50,6 +61,7 @@ class Settings:
     seed: int = 0
     quantized: bool = False  # quantized training: twinrank quantized_gradients, LightGBM use_quantized_grad
     gradient_bits: int = 4  # twinrank's bits; LightGBM runs num_grad_quant_bins=4 (its default) whatever this is
+    defaults: bool = False  # each framework with its own defaults: only trees, threads and seed are set
 
     def pairs_depth(self, data) -> int:
         """T for the peers: the truncation, or the largest query (all pairs)."""
@@ -74,10 +86,13 @@ class Twinrank:
 
     def train(self, data, binned, n_trees, on_round=None):
         s = self.s
-        est = self.LambdaMART(n_trees=n_trees, learning_rate=s.learning_rate, max_leaves=s.leaves,
-                              min_samples_leaf=s.min_leaf, max_bins=s.bins, truncation=s.truncation,
-                              normalize=False, target="ndcg", metric="ndcg@10", n_threads=s.threads, seed=s.seed,
-                              quantized_gradients=s.quantized, gradient_bits=s.gradient_bits)
+        if s.defaults:
+            est = self.LambdaMART(n_trees=n_trees, n_threads=s.threads, seed=s.seed)
+        else:
+            est = self.LambdaMART(n_trees=n_trees, learning_rate=s.learning_rate, max_leaves=s.leaves,
+                                  min_samples_leaf=s.min_leaf, max_bins=s.bins, truncation=s.truncation,
+                                  normalize=False, target="ndcg", metric="ndcg@10", n_threads=s.threads,
+                                  seed=s.seed, quantized_gradients=s.quantized, gradient_bits=s.gradient_bits)
         return est.fit(data, callback=None if on_round is None else lambda i, record: on_round())
 
     def predict(self, model, X):
@@ -97,6 +112,8 @@ class LightGBM:
 
     def params(self, data):
         s = self.s
+        if s.defaults:
+            return dict(objective="lambdarank", num_threads=s.threads, seed=s.seed, verbose=-1, metric="none")
         return dict(objective="lambdarank", num_leaves=s.leaves, max_bin=s.bins,
                     learning_rate=s.learning_rate, min_data_in_leaf=s.min_leaf,
                     min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0,
@@ -135,6 +152,8 @@ class XGBoost:
 
     def params(self, data):
         s = self.s
+        if s.defaults:
+            return dict(objective="rank:ndcg", nthread=s.threads, seed=s.seed)
         return dict(objective="rank:ndcg", tree_method="hist", grow_policy="lossguide",
                     max_leaves=s.leaves, max_depth=0, max_bin=s.bins, eta=s.learning_rate,
                     min_child_weight=1e-3, reg_lambda=0.0, lambdarank_pair_method="topk",

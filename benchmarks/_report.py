@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import breakdown
 import scaling
-from _frameworks import PARAMETER_MAP
+from _frameworks import DEFAULTS, PARAMETER_MAP
 
 COLUMNS = (  # (result key, header, format)
     ("warmup_s", "warm-up (s)", "{:.1f}"),
@@ -84,7 +84,6 @@ def with_readme_block(text: str, out: dict) -> str:
 
 def _main_table(out) -> str:
     results = out["results"]
-    reference = results.get("lightgbm", {})
     trees = {"trees": out["settings"]["trees"], "score_trees": out.get("score_trees", 1000)}
     header = "| | " + " | ".join(title.format(**trees) for _, title, _ in COLUMNS) + " |"
     lines = [header, "|---|" + "---:|" * len(COLUMNS)]
@@ -93,14 +92,21 @@ def _main_table(out) -> str:
             lines.append(f"| {name} | failed: {result['error']} |" + " |" * (len(COLUMNS) - 1))
             continue
         cells = []
+        peer = _peer(name)  # the LightGBM row it is compared with
+        reference = results.get(peer, {})
         for key, _, fmt in COLUMNS:
             value = result.get(key, float("nan"))
             cell = fmt.format(value)
-            if name != "lightgbm" and reference.get(key) and key != "warmup_s":
+            if name != peer and reference.get(key) and key != "warmup_s":
                 cell += f" ({value / reference[key]:.2f}x)"
             cells.append(cell)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _peer(name: str) -> str:
+    """The row a result is a ratio to: LightGBM's defaults row for a defaults run, else LightGBM's."""
+    return "lightgbm, defaults" if name.endswith(", defaults") else "lightgbm"
 
 
 def _notes(out) -> str:
@@ -122,6 +128,11 @@ def _notes(out) -> str:
         "(edges from a 200,000-row sample); XGBoost `QuantileDMatrix`. twinrank's `fit` bins again inside "
         "its first round.",
     ]
+    if any(name.endswith(", defaults") for name in r):
+        bullets.append("The \"defaults\" rows: each framework with nothing set but the trees, threads and seed, "
+                       "its ratios to LightGBM's defaults row. Where the defaults differ: "
+                       + "; ".join(f"{setting}: twinrank {ours}, LightGBM {theirs}" for setting, ours, theirs in DEFAULTS)
+                       + ".")
     policies = ", ".join(f"{name}: {res['omp_wait_policy']}" for name, res in r.items() if "omp_wait_policy" in res)
     bullets.append("Threads wait in OpenMP between parallel regions. `import twinrank.fast` sets "
                    "`OMP_WAIT_POLICY=PASSIVE` (sleep, do not spin) unless it is set; LightGBM and XGBoost run "

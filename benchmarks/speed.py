@@ -11,7 +11,10 @@ queries held out, from another seed), or on the LETOR files ``--train``/``--test
 rate, minimum leaf size, truncation and threads (``_frameworks.PARAMETER_MAP``),
 each in a process of its own (``_measure.py``), and reports side by side: binning
 time, ms per tree, scoring throughput with a 100-tree and a 1000-tree model, peak
-memory, test NDCG@10, each also as a ratio to LightGBM's. Warm-up (numba's
+memory, test NDCG@10, each also as a ratio to LightGBM's; and twinrank and LightGBM
+once more with nothing but the trees, threads and seed set (``--no-defaults`` skips
+them): each with its own defaults (``_frameworks.DEFAULTS``), twinrank's ratios to
+LightGBM's defaults row. Warm-up (numba's
 compilation, or loading its cache) is excluded from every timing and reported
 apart. LightGBM and XGBoost also run with ``OMP_WAIT_POLICY=PASSIVE``, the
 policy ``twinrank.fast`` sets for itself. Then, unless ``--no-breakdown``, where
@@ -64,18 +67,21 @@ def run(args) -> dict:
                    "random_ndcg@10": _ndcg(test, np.random.default_rng(args.seed).random(test.n_rows))}
     print(f"data: {train.n_rows:,} training rows ({train.n_queries:,} queries), {test.n_rows:,} test rows",
           flush=True)
-    jobs = [(name, name, env) for name in frameworks]
+    jobs = [(name, name, env, settings) for name in frameworks]
     if not args.no_passive_peers:
-        jobs += [(f"{name}, passive wait", name, {**env, "OMP_WAIT_POLICY": "PASSIVE"})
+        jobs += [(f"{name}, passive wait", name, {**env, "OMP_WAIT_POLICY": "PASSIVE"}, settings)
                  for name in frameworks if name != "twinrank"]
+    if not args.no_defaults:
+        jobs += [(f"{name}, defaults", name, env, dataclasses.replace(settings, defaults=True))
+                 for name in frameworks if name in ("twinrank", "lightgbm")]
     with tempfile.TemporaryDirectory() as directory:
         save(train, directory, "train")
         save(test, directory, "test")
-        runs = {label: [] for label, _, _ in jobs}
+        runs = {label: [] for label, _, _, _ in jobs}
         for repeat in range(args.repeat):
-            for label, name, job_env in jobs:  # in rotation, so a busy spell hits every framework
+            for label, name, job_env, job_settings in jobs:  # in rotation, so a busy spell hits every framework
                 print(f"{label} (run {repeat + 1} of {args.repeat}) ...", flush=True)
-                result = scaling.run_worker(name, directory, "full", settings, env=job_env,
+                result = scaling.run_worker(name, directory, "full", job_settings, env=job_env,
                                             score_trees=args.score_trees, score_queries=args.score_queries)
                 _finish(result, directory, name, test)
                 runs[label].append(result)
@@ -186,6 +192,8 @@ def main(argv=None):
                         help="run every framework this many times, in rotation; report the best of each")
     parser.add_argument("--no-passive-peers", action="store_true",
                         help="skip re-running LightGBM and XGBoost with OMP_WAIT_POLICY=PASSIVE")
+    parser.add_argument("--no-defaults", action="store_true",
+                        help="skip the runs of twinrank and LightGBM with their own defaults")
     parser.add_argument("--no-cold-compile", action="store_true", help="skip the empty-cache warm-up")
     parser.add_argument("--scaling", action="store_true", help="also ms/tree vs rows and lambda cost vs query size")
     parser.add_argument("--scaling-rows", type=int, nargs="+", default=[250_000, 500_000, 1_000_000])

@@ -48,7 +48,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
-    #     gradients, hessians (n_rows,); rows (m,) int32 row ids; n_bins (d,);
+    #     gradients, hessians (n_rows,); rows (m,) int64 row ids; n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     gain_rtol: twinrank.reference.tree.GAIN_TIE_RTOL (gains that close are ties);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work

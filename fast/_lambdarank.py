@@ -38,7 +38,7 @@ import math
 import numpy as np
 from numba import njit
 
-from twinrank.reference.objectives import SCORE_DISTANCE_EPSILON
+from twinrank.reference.objectives import SCORE_DISTANCE_EPSILON, TIE_GRID
 
 from ._ranking import argsort_descending, argsort_descending_from
 
@@ -53,7 +53,7 @@ GRADE_GAINS = np.exp2(np.arange(float(N_GRADES))) - 1.0  # (N_GRADES,) 2^l - 1 o
 
 @njit(cache=True, nogil=True)
 def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, cutoff, linear_gain,
-                      l_max, sigma, truncation, normalize, g, h, ranking):
+                      l_max, sigma, truncation, normalize, on_grid, g, h, ranking):
     """Fill ``g`` and ``h`` at the rows of ``queries[first:last]`` (and ``ranking``, unless it is
     empty): one thread's share (``_threads.over_chunks``), with its own buffers.
 
@@ -62,6 +62,8 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, cu
     # OUT g, h (n_rows,) float64; only rows of ``queries`` are written (zeroed first)
     # IN/OUT ranking (n_rows,) int64 or (0,): each query's rows in ranked order, the sort's
     #     starting point (``argsort_descending_from``) and its result
+    # IN  on_grid: rank and pair the scores rounded to the tie grid (``objectives.on_grid``,
+    #     exactly: ``rint(s * TIE_GRID) / TIE_GRID``), read per query into a buffer
     """
     keep = len(ranking) > 0
     max_size = np.int64(0)
@@ -74,18 +76,24 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, cu
     scratch = np.empty(max_size, np.int64)
     work = np.empty((N_ROWS, max_size))  # (rows, position)
     grade_counts = np.empty(N_GRADES, np.int64)
+    gridded = np.empty(max_size if on_grid else 0)  # (max_size,) a query's scores on the tie grid
     for i in range(first, last):
         lo, hi = query_offsets[queries[i]], query_offsets[queries[i] + 1]
         g[lo:hi] = 0.0
         h[lo:hi] = 0.0
+        s = scores[lo:hi]
+        if on_grid:
+            for t in range(hi - lo):
+                gridded[t] = np.rint(s[t] * TIE_GRID) / TIE_GRID
+            s = gridded[:hi - lo]
         if keep:
-            argsort_descending_from(scores[lo:hi], order[:hi - lo], scratch[:hi - lo],
-                                    ranking[lo:hi], lo, work[SCORE, :hi - lo])
+            argsort_descending_from(s, order[:hi - lo], scratch[:hi - lo], ranking[lo:hi], lo,
+                                    work[SCORE, :hi - lo])
             for t in range(hi - lo):
                 ranking[lo + t] = lo + order[t]
         else:
-            argsort_descending(scores[lo:hi], order[:hi - lo], scratch[:hi - lo])
-        query_lambdas(y[lo:hi], scores[lo:hi], g[lo:hi], h[lo:hi], order, work, discounts,
+            argsort_descending(s, order[:hi - lo], scratch[:hi - lo])
+        query_lambdas(y[lo:hi], s, g[lo:hi], h[lo:hi], order, work, discounts,
                       grade_counts, metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
 
 

@@ -68,14 +68,15 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
     g, h = np.empty_like(scores), np.empty_like(scores)
-    _lambdarank_into(y, scores, query_offsets, queries, (metric, k, sigma, truncation, gain, normalize),
-                     g, h, np.empty(0, np.int64) if ranking is None else ranking)
+    _lambdarank_into(y, scores, query_offsets, queries,
+                     (metric, k, sigma, truncation, gain, normalize, False), g, h, np.empty(0, np.int64) if ranking is None else ranking)
     return g, h
 
 
 def _lambdarank_into(y, scores, query_offsets, queries, options, g, h, ranking):
-    """:func:`lambdarank` on checked arguments, writing ``g``, ``h`` (and ``ranking`` if not empty)."""
-    metric, k, sigma, truncation, gain, normalize = options
+    """:func:`lambdarank` on checked arguments, writing ``g``, ``h`` (and ``ranking`` if not empty);
+    with the option ``on_grid``, of the scores on the tie grid (``reference.objectives.on_grid``)."""
+    metric, k, sigma, truncation, gain, normalize, on_grid = options
     whole_list = max(len(y), 1)  # no query is longer: a cutoff of "none"
     if len(queries) != len(query_offsets) - 1:  # queries are unique: not all of them
         g.fill(0.0)  # the kernel writes only its queries' rows
@@ -83,7 +84,7 @@ def _lambdarank_into(y, scores, query_offsets, queries, options, g, h, ranking):
     over_chunks(
         lambdarank_kernel, len(queries), y, scores, query_offsets, queries, _METRIC_CODES[metric],
         whole_list if k is None else int(k), gain == "linear", float(y.max(initial=0.0)), float(sigma),
-        whole_list if truncation is None else int(truncation), bool(normalize), g, h, ranking)
+        whole_list if truncation is None else int(truncation), bool(normalize), bool(on_grid), g, h, ranking)
 
 
 class SquaredError(_reference.SquaredError):
@@ -103,7 +104,8 @@ class Logistic(_reference.Logistic):
 class LambdaRank(_reference.LambdaRank):
     """Numba-parallel twin of `twinrank.reference.objectives.LambdaRank`.
 
-    Keeps each round's ranked order (``lambdarank(ranking=...)``) as the next round's
+    Ranks the scores on the tie grid as the reference's loss does (read onto it by the
+    kernel, no pass of its own). Keeps each round's ranked order (``lambdarank(ranking=...)``) as the next round's
     starting point: scores move little between rounds, so each query is sorted by
     insertion from there. The gradients never depend on it.
     """
@@ -113,7 +115,7 @@ class LambdaRank(_reference.LambdaRank):
         self.ranking = np.empty(len(self.y), dtype=np.int64)  # (n_rows,) last round's order
         self.every = np.arange(len(self.query_offsets) - 1, dtype=np.int64)
         o = self.options
-        self.kernel_options = (o["metric"], o["k"], o["sigma"], o["truncation"], o["gain"], o["normalize"])
+        self.kernel_options = (o["metric"], o["k"], o["sigma"], o["truncation"], o["gain"], o["normalize"], True)
 
     def gradients(self, scores, queries, g, h) -> None:
         _lambdarank_into(self.y, scores, self.query_offsets, self.every if queries is None else queries,

@@ -91,7 +91,7 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     nodes = _leaf_arrays(n_nodes_max)
     n_nodes = grow(
         *_flat_layouts(job.binned), np.ascontiguousarray(job.gradients),
-        np.ascontiguousarray(job.hessians), _row_ids(job.rows, job.binned.shape[0]), job.n_bins,
+        np.ascontiguousarray(job.hessians), job.rows, job.n_bins,
         np.ascontiguousarray(job.feature_mask), job.penalty, params.max_leaves,
         _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),

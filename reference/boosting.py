@@ -18,7 +18,7 @@ Each round draws, from the run's one generator and in this order:
 
 So the same seed gives the same model in both twins, on any number of threads.
 
-A ranking loss (LambdaRank) sees the scores on a grid of $2^{-24}$ (:func:`on_grid`):
+A ranking loss (LambdaRank) sees the scores on a grid of $2^{-24}$ (``objectives.on_grid``):
 documents tied in real arithmetic stay tied although their scores' last bits differ,
 and differ between twins (leaf values are sums taken in other orders). Without the
 grid, such a tie is broken by the last bit, differently in each twin, and the lambdas
@@ -40,11 +40,9 @@ from .data import Dataset, query_rows
 from .engine import REFERENCE, Engine
 from .errors import ParameterError, TwinrankWarning
 from .model import Ensemble
-from .objectives import Loss
+from .objectives import TIE_GRID, Loss, on_grid
 from .params import BoostParams
 from .sampling import feature_masks, make_rng, subsample
-
-TIE_GRID = 2.0 ** 24  # ranking losses rank scores on multiples of 1 / TIE_GRID (:func:`on_grid`)
 
 __all__ = ["boost", "run_boosting", "StoppingRule", "Objective", "grow_round", "on_grid", "TIE_GRID"]
 
@@ -123,7 +121,11 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         if costs is not None:
             costs.pay([f])
         f = dataclasses.replace(f, value=f.value * params.tree_rate(m + 1))
-        train_step = f.value[leaves] if rows is None else engine.predict_tree_binned(f, binned)  # (n_rows,)
+        train_step = None  # (n_rows,) the tree's output on the training rows, where a walk or a line search needs it
+        if rows is not None:
+            train_step = engine.predict_tree_binned(f, binned)
+        elif params.step == "optimal" and params.step_on == "train":
+            train_step = f.value[leaves]
         valid_step = engine.predict_tree_binned(f, valid_binned) if valid is not None else None
         weight = 1.0
         if params.step == "optimal":
@@ -132,7 +134,10 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
             history.setdefault("alpha", []).append(weight)
         trees.append(f)
         weights.append(weight)
-        scores += weight * train_step if weight != 1.0 else train_step  # (n_rows,) the loop's own array
+        if train_step is None:  # the loop's own array, in place
+            engine.add_leaf_values(scores, f.value, leaves, weight)
+        else:
+            scores += weight * train_step if weight != 1.0 else train_step
         record = {}
         if params.eval_train:
             record[f"train:{params.metric}"] = metric_value(engine, params, train, scores)
@@ -167,7 +172,7 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
     given): the tree's step on the training rows is then ``value[leaf_of_row]``, no walk.
     """
     queries, rows = _round_sample(rng, train, params)
-    loss.gradients(on_grid(scores) if isinstance(loss, engine.lambdarank) else scores, queries, g, h)
+    loss.gradients(scores, queries, g, h)  # LambdaRank ranks them on the tie grid (objectives.on_grid)
     masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)  # (max_nodes, n_features)
     quantized = ({"quantized": engine.quantize_gradients(rng, g, h, params.gradient_bits, rows)}
                  if params.quantized_gradients else {})
@@ -175,21 +180,6 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
                          feature_cost=None if costs is None else costs.current,
                          leaf_of_row=leaf_of_row if rows is None else None, **quantized)
     return f, rows
-
-
-def on_grid(scores: np.ndarray) -> np.ndarray:
-    r"""``scores`` rounded to the nearest multiple of $2^{-24}$, exactly (``TIE_GRID``).
-
-    Two documents tied in real arithmetic (the same leaves; or leaves whose values are
-    equal in real arithmetic) can differ in their scores' last bits, and the bits differ
-    between twins, whose leaf values are summed in other orders; with DART, dropping a tree
-    subtracts its term, and $(s + v) - v$ is not $s$. Ranking losses and DART's validation
-    loss rank by scores on a grid far coarser than that noise and far finer than any score
-    gap that matters: real ties are ties again, broken by input order (DESIGN.md), in both
-    twins.
-    """
-    grid = np.multiply(scores, TIE_GRID)  # (n_rows,) exact: a power of two scales without rounding
-    return np.divide(np.rint(grid, out=grid), TIE_GRID, out=grid)  # in place: one array, not three
 
 
 def warn_no_tree(train: Dataset, thresholds, g, rows, tree, init_model) -> None:

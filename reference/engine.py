@@ -26,6 +26,7 @@ class Engine:
     grow_tree, grow_trees : :mod:`tree` (one tree; a forest's batch of trees)
     quantize_gradients : :func:`tree.quantize_gradients` (a round's stochastic rounding, quantized training)
     predict_tree_binned, predict_ensemble : :mod:`predict`
+    add_leaf_values : :func:`predict.add_leaf_values` (a round's step on rows whose leaves are known)
     predict_exits : :mod:`exits` (scoring with early exits)
     squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
     evaluate : :func:`metrics.evaluate`
@@ -41,6 +42,7 @@ class Engine:
     grow_trees: Callable
     quantize_gradients: Callable
     predict_tree_binned: Callable
+    add_leaf_values: Callable
     predict_ensemble: Callable
     predict_exits: Callable
     squared_error: type
@@ -62,7 +64,8 @@ REFERENCE = Engine(
     name="reference",
     bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins,
     grow_tree=tree.grow_tree, grow_trees=tree.grow_trees, quantize_gradients=tree.quantize_gradients,
-    predict_tree_binned=predict.predict_tree_binned, predict_ensemble=predict.predict_ensemble,
+    predict_tree_binned=predict.predict_tree_binned, add_leaf_values=predict.add_leaf_values,
+    predict_ensemble=predict.predict_ensemble,
     predict_exits=exits.predict_exits,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,

@@ -38,8 +38,9 @@ from ._objective_checks import GAINS, METRICS, _check_lambdarank
 from ._query_pairs import label_order, pair_blocks, product_above, query_of_rows, sum_above
 
 __all__ = ["METRICS", "SCORE_DISTANCE_EPSILON", "GAINS", "squared_error", "logistic", "rank_order",
-           "lambdarank", "Loss", "SquaredError", "Logistic", "LambdaRank"]
+           "lambdarank", "Loss", "SquaredError", "Logistic", "LambdaRank", "on_grid", "TIE_GRID"]
 
+TIE_GRID = 2.0 ** 24  # the LambdaRank loss ranks scores on multiples of 1 / TIE_GRID (:func:`on_grid`)
 SCORE_DISTANCE_EPSILON = float(np.float32(0.01))  # LightGBM's 0.01f in `delta / (0.01f + |s_i - s_j|)`
 PAIR_BLOCK = 1 << 20  # pairs per block (about: whole documents' pairs), 8 MiB per float64 array of a block
 
@@ -215,7 +216,11 @@ def _pair_terms(score_gap, delta, spread, sigma, normalize):
 
 
 class LambdaRank(Loss):
-    r"""LambdaRank's lambdas (:func:`lambdarank`) of a target metric; $F_0 = 0$."""
+    r"""LambdaRank's lambdas (:func:`lambdarank`) of a target metric; $F_0 = 0$.
+
+    The boosting loops' loss: it ranks the scores on the tie grid (:func:`on_grid`), so that
+    documents tied in real arithmetic stay tied in both twins.
+    """
 
     def __init__(self, y, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
                  gain="exp2", normalize=False):
@@ -226,7 +231,22 @@ class LambdaRank(Loss):
 
     def gradients(self, scores, queries, g, h) -> None:
         every = np.arange(len(self.query_offsets) - 1) if queries is None else queries
-        g[:], h[:] = _lambdarank(self.y, scores, self.query_offsets, queries=every, **self.options)
+        g[:], h[:] = _lambdarank(self.y, on_grid(scores), self.query_offsets, queries=every, **self.options)
+
+
+def on_grid(scores: np.ndarray) -> np.ndarray:
+    r"""``scores`` rounded to the nearest multiple of $2^{-24}$, exactly (``TIE_GRID``).
+
+    Two documents tied in real arithmetic (the same leaves; or leaves whose values are
+    equal in real arithmetic) can differ in their scores' last bits, and the bits differ
+    between twins, whose leaf values are summed in other orders; with DART, dropping a tree
+    subtracts its term, and $(s + v) - v$ is not $s$. Ranking losses and DART's validation
+    loss rank by scores on a grid far coarser than that noise and far finer than any score
+    gap that matters: real ties are ties again, broken by input order (DESIGN.md), in both
+    twins.
+    """
+    grid = np.multiply(scores, TIE_GRID)  # (n_rows,) exact: a power of two scales without rounding
+    return np.divide(np.rint(grid, out=grid), TIE_GRID, out=grid)  # in place: one array, not three
 
 
 def _score_spread(scores, order, query_offsets):

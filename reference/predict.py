@@ -47,6 +47,13 @@ def predict_tree_binned(tree: Tree, binned) -> np.ndarray:
     return tree.value[leaves]
 
 
+def add_leaf_values(scores: np.ndarray, value: np.ndarray, leaf_of_row: np.ndarray, weight: float) -> None:
+    r"""``scores += weight * value[leaf_of_row]``, in place: a boosting round's step
+    $s_i \leftarrow s_i + w\, v_{\ell(i)}$ on rows whose leaves the grower recorded (no walk).
+    ``weight`` 1 adds the values themselves."""
+    scores += weight * value[leaf_of_row] if weight != 1.0 else value[leaf_of_row]
+
+
 def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     r"""The score $F(x)$ (float64) of every row of ``X`` (n_rows, ensemble.n_features).
 
