@@ -10,6 +10,10 @@ split. Splitting a leaf (sibling subtraction, Ke et al. 2017, Sec. 3)::
     parent slot -= smaller      O(d * 256): the larger child, no pass over its rows
     scan both children          O(d * 256)
 
+Histograms sum $(g, h)$; a split's rows per bin are counted where it needs them
+(``_counts``, ``_split``), and a child's row count is what the partition counted.
+The partition counts the split feature's missing rows as it moves them.
+
 A three-way split (``missing_split="separate"``) partitions twice (left |
 right + missing, then right | missing), builds its two smaller children and
 gets the largest by subtracting both from the parent's slot. A leaf records
@@ -29,7 +33,9 @@ import numpy as np
 from numba import njit, prange
 
 from twinrank.reference.binning import MISSING_BIN
+from twinrank.reference.constants import N_SLOTS
 
+from ._counts import proof_of
 from ._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import partition
@@ -44,7 +50,7 @@ NO_SPLIT = -1
 def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
          max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
          n_threads, feature, bin_threshold, left, right, missing,
-         value, gain, count, hessian_sum, leaf_of_row, skipping, work, packing):
+         value, gain, count, hessian_sum, leaf_of_row, skipping, has_missing, work, packing):
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
@@ -56,11 +62,12 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
     # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (or ``all_dense``): dense nodes are
-    #     summed without the sparse features' most frequent bins (``build``)
+    #     summed without the sparse features' most frequent bins (``build``); has_missing (d,)
+    #     bool: the features with a missing value in some row (``_counts.missing_columns``)
     # BUF work: ``(order0, order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the
     #     row buffers (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
-    #     (m // PARTITION_BLOCK + 2,) int64 and the histogram pool (max_leaves + 1, d,
-    #     FEATURE_SLOTS, LANES) float64; any content
+    #     (2 * (m // PARTITION_BLOCK + 2),) int64 and the histogram pool (max_leaves + 1, d,
+    #     FEATURE_SLOTS, LANES) float64 (g, h); any content
     # IN  packing: None, or quantized training's ``(g_int (n_rows,) int8, h_int (n_rows,) uint8,
     #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64)``: then
     #     every histogram is summed packed (``_packed_histogram``), at most max_chunk rows at a
@@ -77,7 +84,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
     free_slots = list(range(max_leaves - 1, -1, -1))
     scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),
-             np.empty(n_features, dtype=np.int64))  # per-feature best gain, bin, side of a scan
+             np.empty(n_features, dtype=np.int64),
+             np.empty(n_features, dtype=np.bool_))  # per-feature best gain, bin, side, exact of a scan
+    counts = np.empty((n_features, N_SLOTS))  # a node's rows per bin of the features counted (``_split``)
+    counted = np.zeros(n_features, dtype=np.bool_)
     start = np.zeros(n_nodes_max, dtype=np.int64)  # a node's rows: orders[buf][start:stop]
     stop = np.zeros(n_nodes_max, dtype=np.int64)
     buf = np.zeros(n_nodes_max, dtype=np.int64)
@@ -93,11 +103,14 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
 
     root = np.int64(0)
     g_root = h_root = g_abs = 0.0
+    h_max, h_min = -np.inf, np.inf
     for i in range(m):
         g_root += gradients[rows[i]]
         h_root += hessians[rows[i]]
         g_abs += abs(gradients[rows[i]])
+        h_max, h_min = max(h_max, hessians[rows[i]]), min(h_min, hessians[rows[i]])
     gradient_noise = gain_rtol * g_abs  # reference._split.gradient_noise: see rounding_gain
+    proof = proof_of(h_max, h_min, h_root, m)  # (h_max, slack) of the hessian proof (``_counts``)
     stop[root] = m
     _set_stats(root, g_root, h_root, np.float64(m), l2, g_sum, hessian_sum, count, value)
     n_nodes, n_leaves = np.int64(1), np.int64(1)
@@ -105,10 +118,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         slot[root] = free_slots.pop()
         build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
               m, gh, n_threads, hist[slot[root]], np.bool_(False), spare, skipping,
-              _totals(root, g_sum, hessian_sum, count))
+              _totals(root, g_sum, hessian_sum))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
-                  best)
+                  best, counts, counted, has_missing, _rows_of(root, bin_columns, n_rows, orders, buf, start, stop, proof))
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
@@ -118,16 +131,16 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             break
         f, b, side = best_feature[row, k], best_bin[row, k], best_side[row, k]
         slots = hist[slot[k], f]  # (256, LANES) the split feature's histogram
-        g_left, h_left, c_left = left_stats(slots, b, side == 1)
-        g_miss, h_miss, c_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1], slots[MISSING_BIN, 2]
-        if side == 2 or c_miss > 0:
-            missing_left = side == 1
-        else:
-            missing_left = c_left >= count[k] - c_left
-        src, mid = buf[k], start[k] + np.int64(c_left)
+        g_left, h_left = left_stats(slots, b, side == 1)
+        g_miss, h_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1]
+        src = buf[k]
         column = bin_columns[f * n_rows:(f + 1) * n_rows]
-        partition(orders[src], orders[1 - src], start[k], stop[k], column, b, missing_left,
-                  np.int64(c_left), goes_left, block_lefts)
+        missing_left = side == 1  # without missing rows in the node, set below by the children's sizes
+        c_left, c_miss = partition(orders[src], orders[1 - src], start[k], stop[k], column, b, missing_left,
+                                   goes_left, block_lefts)
+        if side != 2 and c_miss == 0:
+            missing_left = c_left >= count[k] - c_left
+        mid = start[k] + c_left
         kl, kr, km = n_nodes, n_nodes + 1, n_nodes + 2
         feature[k], bin_threshold[k], gain[k] = f, b, best_gain[row, k]
         left[k], right[k], missing[k] = kl, kr, kl if missing_left else kr
@@ -137,9 +150,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         n_children = 2
         if side == 2:  # right | missing, moved back into the parent's buffer
             n_children = 3
-            c_right = count[k] - c_left - c_miss
-            partition(orders[1 - src], orders[src], mid, stop[k], column,
-                      np.int64(MISSING_BIN - 1), np.bool_(False), np.int64(c_right), goes_left, block_lefts)
+            c_right = partition(orders[1 - src], orders[src], mid, stop[k], column,
+                                np.int64(MISSING_BIN - 1), np.bool_(False), goes_left, block_lefts)[0]
             missing[k] = km
             stop[kr] = start[km] = mid + np.int64(c_right)
             stop[km] = stop[k]
@@ -166,7 +178,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
                           feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
-                          gradient_noise, separate, scans, best)
+                          gradient_noise, separate, scans, best, counts, counted, has_missing,
+                          _rows_of(child, bin_columns, n_rows, orders, buf, start, stop, proof))
     if len(leaf_of_row) > 0:
         label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
     return n_nodes
@@ -211,7 +224,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
             target = free_slots.pop()
         build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
               start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare,
-              skipping, _totals(child, g_sum, hessian_sum, count))
+              skipping, _totals(child, g_sum, hessian_sum))
         if split_child:
             slot[child] = target
         else:
@@ -251,9 +264,16 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
 
 
 @njit(cache=True, inline='always')
-def _totals(k, g_sum, hessian_sum, count):
-    """Node ``k``'s ``(G, H, n)``: the sums its histogram's bins add up to."""
-    return np.array([g_sum[k], hessian_sum[k], np.float64(count[k])])
+def _rows_of(k, bin_columns, n_rows, orders, buf, start, stop, proof):
+    """Node ``k``'s rows as the split search counts them (``_split.best_split``'s ``node``): the
+    bins, the node's segment of its row buffer and the hessian proof ``(h_max, slack)``."""
+    return bin_columns, n_rows, orders[buf[k]], start[k], stop[k], proof[0], proof[1]
+
+
+@njit(cache=True, inline='always')
+def _totals(k, g_sum, hessian_sum):
+    """Node ``k``'s ``(G, H)``: the sums its histogram's bins add up to."""
+    return np.array([g_sum[k], hessian_sum[k]])
 
 
 @njit(cache=True, inline='always')
@@ -287,10 +307,13 @@ def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rt
 
 @njit(cache=True, inline='always')
 def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
-              min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans, best):
+              min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans, best,
+              counts, counted, has_missing, node):
     """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
-    ``min_gain`` (``best_split``); free its histogram if neither does."""
-    gains, bins, sides = scans
+    ``min_gain`` (``best_split``, counting the node's rows, ``node``, where a candidate needs
+    it); free its histogram if neither does."""
+    gains, bins, sides, _ = scans
+    counted[:] = False
     best_gain, best_feature, best_bin, best_side = best
     for row in range(2):
         if row == 1 and not separate:  # learn mode: the two rows are the same split
@@ -299,7 +322,7 @@ def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feat
             break
         f = best_split(hist[slot[k]], g_sum[k], hessian_sum[k], np.float64(count[k]), n_bins,
                        feature_mask[k], penalty, min_rows, min_hessian, l2, separate and row == 0,
-                       min_gain, gain_rtol, gradient_noise, gains, bins, sides)
+                       min_gain, gain_rtol, gradient_noise, scans, counts, counted, has_missing, node)
         if f >= 0:
             best_gain[row, k], best_feature[row, k] = gains[f], f
             best_bin[row, k], best_side[row, k] = bins[f], sides[f]

@@ -20,11 +20,9 @@ misses for the node:
   here a block of rows is first gathered into a small buffer (independent loads,
   many in flight), then summed from it.
 
-A slot is four float64 lanes ``(g, h, count, 0)``; a row adds ``(g, h, 1, 0)``
-to it with one vector instruction (``_simd.add_row``), so the row counts cost
-no extra memory operation.
-
-Accumulators are float64: the lane ``[..., 2]`` counts rows exactly up to 2**53.
+A slot is two float64 lanes ``(g, h)``; a row adds its ``(g, h)`` to it with one
+vector instruction (``_simd.add_row``). Rows are not counted here: a split needs the
+counts of one feature at most, and ``_counts`` finds them there.
 
 **Halves.** A sparse node big enough for threads (``m * d >= PARALLEL_WORK``) is
 summed as two fixed halves of its rows, ``[start, mid)`` and ``[mid, stop)``, each
@@ -37,10 +35,11 @@ reference's row order in the last bits only (exactly the same on representable
 values, e.g. multiples of 2**-8).
 
 A histogram array is (d, FEATURE_SLOTS, LANES): each feature's 256 slots are followed by
-PAD_SLOTS unused ones (zero), so that features are 8 KB + 64 B apart, not 8 KB. A pass adds
-into four features at once, likely into the same cache sets at 8 KB strides: unpadded, a fit
-ran 5-8% slower per tree at 1M x 136 (measured in rotation, 12 trees, 2 threads: 276-281
-against 254-267 ms); the sums are the same bit for bit.
+PAD_SLOTS unused ones (zero), so that features are 4 KB + 32 B apart, not 4 KB. A pass adds
+into four features at once, likely into the same cache sets at power-of-two strides: unpadded
+(with the four-lane slots of the time, 8 KB apart), a fit ran 5-8% slower per tree at 1M x 136
+(measured in rotation, 12 trees, 2 threads: 276-281 against 254-267 ms); the sums are the same
+bit for bit.
 """
 from __future__ import annotations
 
@@ -53,7 +52,7 @@ from ._simd import LANES, add_row, prefetch
 
 PAD_SLOTS = 2  # unused slots after each feature's 256: a feature's histogram is not 8 KB apart from the next
 FEATURE_SLOTS = N_SLOTS + PAD_SLOTS  # slots per feature in a histogram array (d, FEATURE_SLOTS, LANES)
-SLOT_SIZE = LANES * FEATURE_SLOTS  # [g, h, count, 0] per slot: one feature's histogram, flattened
+SLOT_SIZE = LANES * FEATURE_SLOTS  # [g, h] per slot: one feature's histogram, flattened
 ROW_BLOCK = 4096  # positions per block of the column pass
 GATHER_ROWS = 256  # rows per gathered block of the row pass
 SPARSE_RATIO = 16  # a node with fewer than n_rows / SPARSE_RATIO rows uses the row-major bins

@@ -12,6 +12,7 @@ The dense nodes of every tree read a third layout, each row's entries outside it
 sparse features' most frequent bins (``_skipped_bins``); it is made for the
 read-only bins only, on first use, and kept with the row-major copy. Other arrays
 have no sparse features (every dense node then takes the plain column pass).
+The features with a missing value (``_counts``) are listed once the same way.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from ._counts import missing_columns
 from ._skipped_bins import all_dense, sparse_rows
 
 _ROW_MAJOR: dict = {}  # id(binned) -> (weak reference, C-ordered copy, {"sparse": sparse_rows})
@@ -49,6 +51,17 @@ def sparse_layout(binned: np.ndarray) -> tuple:
     if "sparse" not in kept:
         kept["sparse"] = sparse_rows(binned, row_major)
     return kept["sparse"]
+
+
+def missing_mask(binned: np.ndarray) -> np.ndarray:
+    """``_counts.missing_columns`` of the bins, made once for the read-only Fortran-ordered bins
+    (kept with the row-major copy)."""
+    if not binned.flags.f_contiguous or binned.flags.writeable:
+        return missing_columns(binned)
+    _, _, kept = _entry(binned)
+    if "missing" not in kept:
+        kept["missing"] = missing_columns(binned)
+    return kept["missing"]
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -8,8 +8,10 @@ int64 (LightGBM packs its int8 pairs into int16/int32 words the same way)::
 
 with $c$ = the bit length of $m$ and $k$ that of $m (2^b - 1)$, so no sum of the node's rows
 overflows its field, and a histogram slot is the plain int64 sum of its rows' ``p``: one
-scalar add of 8 bytes per row and feature, where the float histogram adds a 32-byte vector
-(``_histogram``). The sum is exact (two's complement) and splits back into ``(G, H, count)``.
+scalar add of 8 bytes per row and feature, where the float histogram adds a 16-byte vector
+(``_histogram``). The sum is exact (two's complement) and splits back into ``(G, H, count)``;
+the float64 histogram keeps ``(G, H)`` (rows are counted where a split needs it, ``_counts``;
+the count field is still packed, though no longer read: without it a chunk could hold more rows).
 A node too large for the three fields in 64 bits (:func:`packed_layout`; at 4 bits, beyond
 about 260,000 rows) is summed in chunks of rows that fit (:func:`packed_chunk`), each chunk's
 sums unpacked and added into the float64 histogram's lanes (exact: integers below 2**53).
@@ -18,7 +20,7 @@ it was cut, nor on the thread count.
 
     gather      prange over rows       pk[i] = packed (g, h, 1) of row order[i]  O(n_node)
     accumulate  prange over tasks      each task sums its own range of features   O(n_node * d)
-    unpack      per task               (G, H, count) as float64 into hist         O(d * 256)
+    unpack      per task               (G, H) as float64 into hist                O(d * 256)
 
 Sparse nodes (the row-major pass) are cut by rows instead, since integer sums do not depend
 on their order: each task packs and sums its own share of the node's rows over every
@@ -146,14 +148,13 @@ def add_tasks(ihist, n_tasks, f):
 
 @njit(cache=True, inline='always')
 def unpack_add(hist, ihist, first, last, c, k):
-    """hist[f, b] += the (G, H, count) packed in ihist[f, b], features ``[first, last)``."""
-    count_mask, h_mask = (np.int64(1) << c) - 1, (np.int64(1) << k) - 1
+    """hist[f, b] += the (G, H) packed in ihist[f, b], features ``[first, last)``."""
+    h_mask = (np.int64(1) << k) - 1
     for f in range(first, last):
         for b in range(N_SLOTS):
             s = ihist[f, b]
             hist[f, b, 0] += np.float64(s >> (c + k))  # arithmetic shift: the signed G
             hist[f, b, 1] += np.float64((s >> c) & h_mask)
-            hist[f, b, 2] += np.float64(s & count_mask)
 
 
 @njit(parallel=True, cache=True)

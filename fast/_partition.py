@@ -33,38 +33,33 @@ def _goes_left(b, bin_threshold, missing_left):
 
 
 @njit(cache=True)
-def partition(src, dst, start, stop, column, bin_threshold, missing_left, n_left, goes_left,
-              block_lefts):
-    """Stably move ``src[start:stop]`` to ``dst[start:stop]``, left rows first.
-
-    ``n_left`` is the left child's row count from the histogram; a disagreement
-    raises (no write leaves the segment).
+def partition(src, dst, start, stop, column, bin_threshold, missing_left, goes_left, block_lefts):
+    """Stably move ``src[start:stop]`` to ``dst[start:stop]``, left rows first; return the left
+    child's rows and the segment's rows missing the feature (the grower's histograms do not
+    count rows).
 
     # IN  src (m,) row ids; column (n_rows,) uint8 bins of the split feature
     # OUT dst (m,) positions [start, stop)
-    # BUF goes_left (m,) uint8, block_lefts (m // PARTITION_BLOCK + 2,) int64
+    # BUF goes_left (m,) uint8, block_lefts (2 * (m // PARTITION_BLOCK + 2),) int64
     """
     if stop - start <= PARALLEL_ROWS:
-        counted = _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, n_left,
-                                    goes_left)
-    else:
-        counted = _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left,
-                                    goes_left, block_lefts)
-    if counted != n_left:
-        raise AssertionError("partition disagrees with the histogram")
+        return _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, goes_left)
+    return _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
+                             block_lefts)
 
 
 @njit(cache=True)
-def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, n_left, goes_left):
-    """Count the left rows, then (if they are ``n_left``) move every row: the left child's size
-    is known, so both children are written in one pass."""
-    counted = 0
+def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, goes_left):
+    """Count the left rows, then move every row: with the left child's size known, both
+    children are written in one pass."""
+    n_left = n_missing = 0
     for i in range(start, stop):
-        goes_left[i] = _goes_left(column[src[i]], bin_threshold, missing_left)
-        counted += goes_left[i]
-    if counted == n_left:
-        _move(src, dst, start, stop, goes_left, start, start + n_left)
-    return counted
+        b = column[src[i]]
+        goes_left[i] = _goes_left(b, bin_threshold, missing_left)
+        n_left += goes_left[i]
+        n_missing += b == MISSING_BIN
+    _move(src, dst, start, stop, goes_left, start, start + n_left)
+    return n_left, n_missing
 
 
 @njit(cache=True, inline='always')
@@ -82,18 +77,23 @@ def _move(src, dst, first, last, goes_left, left, right):
 def _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
                       block_lefts):
     n_blocks = (stop - start + PARTITION_BLOCK - 1) // PARTITION_BLOCK
+    block_missing = block_lefts[len(block_lefts) // 2:]
     for block in prange(n_blocks):
         first = start + block * PARTITION_BLOCK
-        n_left = 0
+        n_left = n_missing = 0
         for i in range(first, min(stop, first + PARTITION_BLOCK)):
-            goes_left[i] = _goes_left(column[src[i]], bin_threshold, missing_left)
+            b = column[src[i]]
+            goes_left[i] = _goes_left(b, bin_threshold, missing_left)
             n_left += goes_left[i]
+            n_missing += b == MISSING_BIN
         block_lefts[block] = n_left
-    total_left = 0
+        block_missing[block] = n_missing
+    total_left = total_missing = 0
     for block in range(n_blocks):  # exclusive prefix sum: left rows before each block
         block_lefts[block], total_left = total_left, total_left + block_lefts[block]
+        total_missing += block_missing[block]
     for block in prange(n_blocks):
         first = start + block * PARTITION_BLOCK
         _move(src, dst, first, min(stop, first + PARTITION_BLOCK), goes_left,
               start + block_lefts[block], start + total_left + (first - start - block_lefts[block]))
-    return total_left
+    return total_left, total_missing

@@ -5,7 +5,7 @@ score): in the benchmark's MSLR-shaped data 43% of all row-feature entries fall
 in their feature's most frequent bin. A feature's bins sum to the node's totals, so
 those entries need not be added:
 
-.. math::  \mathrm{hist}_f[b^*_f] = (G, H, n) - \sum_{b \ne b^*_f} \mathrm{hist}_f[b]
+.. math::  \mathrm{hist}_f[b^*_f] = (G, H) - \sum_{b \ne b^*_f} \mathrm{hist}_f[b]
 
 A feature is *sparse* when its most frequent bin ``skip[f]`` holds at least
 ``SKIP_SHARE`` of all rows. The layout (:func:`sparse_rows`, made once per binned
@@ -21,7 +21,7 @@ for threads is then summed as::
     fix        prange over features hist += spare; slot skip[f] = totals - the rest;
                                     the sibling's parent -= hist
 
-The totals are the node's ``(G, H, n)`` as the grower holds them (the root's sums,
+The totals are the node's ``(G, H)`` as the grower holds them (the root's sums,
 a child's from its parent's histogram). A dense feature's slots are summed in row
 order, as the reference does; a sparse feature's other slots in two halves, and its
 skipped slot by the subtraction: both differ from the reference's sums in the last
@@ -141,7 +141,7 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
     ``subtract``, also ``parent -= hist``.
 
     # IN  bin_columns (n_rows * d,) uint8 column-major; gradients, hessians (n_rows,); order (m,)
-    #     row ids; totals (G, H, n) of the node; layout: :func:`sparse_rows` or :func:`all_dense`
+    #     row ids; totals (G, H) of the node; layout: :func:`sparse_rows` or :func:`all_dense`
     # OUT hist (d, FEATURE_SLOTS, LANES) float64 (slots 256.. zero); parent the same if subtract
     # BUF gh (m, 2) float64, positions [start, stop) overwritten; spare like hist
     """
@@ -182,7 +182,7 @@ def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, o
     depend on their order, so the entries are cut into one share of rows per task (each into
     its own ``ihist[task]``), as the thread count has it; the skipped slot is exact.
 
-    # IN  as ``build_packed_into``, plus totals (G, H, n) of the node and layout (:func:`sparse_rows`)
+    # IN  as ``build_packed_into``, plus totals (G, H) of the node and layout (:func:`sparse_rows`)
     # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
     # BUF ihist (n_threads, d, FEATURE_SLOTS) int64; pk (m,) int64, positions [start, stop) overwritten
     """
@@ -262,7 +262,7 @@ def _prefetch_ahead(entry_start, entries, in_order, order, i, hi):
 @njit(cache=True, inline='always')
 def _fix(hist, f, skipped, totals):
     """Feature ``f``'s skipped slot: the totals minus its other slots."""
-    for lane in range(3):
+    for lane in range(LANES):
         rest = totals[lane]
         for b in range(N_SLOTS):
             if b != skipped:

@@ -27,15 +27,16 @@ from twinrank.reference.tree import _split_threshold
 
 from . import _grower
 from ._grower import grow
-from ._threads import threads
-from ._layout import bin_layouts, sparse_layout
+from ._threads import over_chunks, threads
+from ._counts import count_features
+from ._layout import bin_layouts, missing_mask, sparse_layout
 from ._skipped_bins import all_dense
 from ._histogram import FEATURE_SLOTS
 from ._partition import PARTITION_BLOCK
 from ._workspace import empty
 from ._simd import LANES
 from ._quantize_kernels import quantize_gradients, refit
-from ._split import best_split, left_stats
+from ._split import best_split
 
 __all__ = ["grow_tree", "grow_trees", "trees_at_once", "build_histogram", "find_best_split",
            "tie_floor", "Split", "GAIN_TIE_RTOL", "N_SLOTS", "G", "H", "COUNT", "QuantizedGradients",
@@ -97,7 +98,7 @@ def _grow(job, leaf_of_row, packing) -> Tree:
         job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
         float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
         numba.get_num_threads(),
-        *nodes.values(), leaf_of_row, sparse_layout(job.binned), _work(job), packing)
+        *nodes.values(), leaf_of_row, sparse_layout(job.binned), missing_mask(job.binned), _work(job), packing)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
@@ -112,7 +113,7 @@ def _work(job) -> tuple:
     row_id = _row_id_type(n_rows)
     return (empty("order0", (m,), row_id), empty("order1", (m,), row_id),
             empty("gh", (m, 2)), empty("goes_left", (m,), np.uint8),
-            empty("block_lefts", (m // PARTITION_BLOCK + 2,), np.int64),
+            empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64),
             empty("hist", (job.params.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
 
 
@@ -151,16 +152,23 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.tree.build_histogram` (the grower's kernel).
 
     Parallel over features; each slot summed in row order, as the reference's ``np.bincount``.
+    The grower's histograms sum (g, h) only; the count lane is counted here apart.
     """
     columns, by_row = _flat_layouts(binned)
     rows = _row_ids(np.asarray(rows), binned.shape[0])
     gradients = np.ascontiguousarray(gradients, dtype=np.float64)
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
-    hist = np.empty((binned.shape[1], FEATURE_SLOTS, LANES))  # (n_features, 258, LANES)
+    n_rows, n_features = binned.shape
+    hist = np.empty((n_features, FEATURE_SLOTS, LANES))  # (n_features, 258, LANES): g, h
     _grower.build(None, hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
                   np.empty((len(rows), 2)), numba.get_num_threads(), hist, False, np.empty_like(hist),
-                  all_dense(binned.shape[1]), np.zeros(3))  # no skipped bins: the reference's sums
-    return np.ascontiguousarray(hist[:, :N_SLOTS, :3])  # (n_features, 256, 3): g, h, count
+                  all_dense(n_features), np.zeros(2))  # no skipped bins: the reference's sums
+    out = np.empty((n_features, N_SLOTS, 3))  # (n_features, 256, 3): g, h, count
+    out[:, :, :LANES] = hist[:, :N_SLOTS]
+    counts = np.empty((n_features, N_SLOTS))
+    over_chunks(count_features, n_features, columns, n_rows, rows, counts)
+    out[:, :, COUNT] = counts
+    return out
 
 
 def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, min_rows: int, *,
@@ -170,20 +178,23 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     n_features = hist.shape[0]
     gains = np.empty(n_features)  # (n_features,) each feature's best candidate
     bins, sides = np.empty(n_features, np.int64), np.empty(n_features, np.int64)
+    scans = (gains, bins, sides, np.empty(n_features, dtype=bool))
     g, h, c = (float(v) for v in totals)
+    counts = np.ascontiguousarray(hist[:, :, COUNT])  # every feature counted: no row is read
+    no_rows = (np.empty(0, np.uint8), 0, np.empty(0, np.int32), 0, 0, -1.0, 0.0)
     f = best_split(hist, g, h, c, np.asarray(n_bins, dtype=np.int64),
                    np.asarray(allowed, dtype=bool), np.asarray(penalty, dtype=np.float64),
                    min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
                    params.missing_split == "separate" and not two_way,
-                   float(params.min_gain_to_split), GAIN_TIE_RTOL, float(gradient_noise), gains, bins,
-                   sides)
+                   float(params.min_gain_to_split), GAIN_TIE_RTOL, float(gradient_noise), scans, counts,
+                   np.ones(n_features, dtype=bool), counts[:, MISSING_BIN] > 0, no_rows)
     if f < 0:
         return None
     if sides[f] == 2:
         return Split(float(gains[f]), int(f), int(bins[f]), False, True)
     missing_left = sides[f] == 1
-    if hist[f, MISSING_BIN, 2] == 0:
-        c_left = left_stats(hist[f], bins[f], False)[2]
+    if hist[f, MISSING_BIN, COUNT] == 0:
+        c_left = float(counts[f, :bins[f] + 1].sum())  # integers: exact in any order
         missing_left = c_left >= c - c_left
     return Split(float(gains[f]), int(f), int(bins[f]), bool(missing_left))
 

@@ -25,7 +25,7 @@ FLOORS = {
                      "_combine_kernels", "combine", "exits",
                      "cost", "stats", "_warm",
                      "_diagnostics_kernels", "bag_rules", "_bag_kernels", "_packed_histogram",
-                     "_quantize_kernels", "_simd", "_query_pairs", "_workspace", "_skipped_bins"],
+                     "_quantize_kernels", "_simd", "_query_pairs", "_workspace", "_skipped_bins", "_counts"],
                     KERNELS),
     "engine": SEAM,
     **dict.fromkeys(["boosting", "missing", "_forest_loop", "reweight", "runs", "staged", "grid"], LOOPS),

@@ -599,20 +599,23 @@ def test_bad_input_is_a_parameter_error(twin):
 
 
 @pytest.mark.parametrize("m", [1, 5000, PARALLEL_ROWS, PARALLEL_ROWS + 3 * PARTITION_BLOCK + 7])
-def test_partition_is_stable_and_refuses_a_wrong_left_count(m):
+def test_partition_is_stable_and_counts_left_and_missing_rows(m):
     """The grower's partition (serial up to ``PARALLEL_ROWS`` positions, in parallel blocks above):
-    left rows first, both sides in their order; a left count that disagrees raises."""
+    left rows first, both sides in their order; it returns the left rows and the missing ones
+    (the children's sizes: the histograms do not count rows)."""
     rng = np.random.default_rng(m)
     column = rng.integers(0, 256, 2 * m + 10).astype(np.uint8)
+    column[rng.random(len(column)) < 0.1] = MISSING_BIN
     src = np.sort(rng.choice(len(column), m, replace=False)).astype(np.int32)
     src = np.concatenate([[7, 3], src])  # a segment [2, 2 + m) inside the buffer
     start, stop = 2, 2 + m
-    goes = np.where(column[src[start:stop]] == MISSING_BIN, True, column[src[start:stop]] <= 100)
-    expected = np.concatenate([src[start:stop][goes], src[start:stop][~goes]])
-    dst = np.full_like(src, -1)
-    work = (np.empty(len(src), np.uint8), np.empty(len(src) // PARTITION_BLOCK + 2, np.int64))
-    partition(src, dst, start, stop, column, 100, True, int(goes.sum()), *work)
-    np.testing.assert_array_equal(dst[start:stop], expected)
-    assert (dst[:start] == -1).all()
-    with pytest.raises(AssertionError, match="disagrees"):
-        partition(src, np.empty_like(src), start, stop, column, 100, True, int(goes.sum()) + 1, *work)
+    bins = column[src[start:stop]]
+    work = (np.empty(len(src), np.uint8), np.empty(2 * (len(src) // PARTITION_BLOCK + 2), np.int64))
+    for missing_left in (True, False):
+        goes = np.where(bins == MISSING_BIN, missing_left, bins <= 100)
+        expected = np.concatenate([src[start:stop][goes], src[start:stop][~goes]])
+        dst = np.full_like(src, -1)
+        n_left, n_missing = partition(src, dst, start, stop, column, 100, missing_left, *work)
+        np.testing.assert_array_equal(dst[start:stop], expected)
+        assert (dst[:start] == -1).all()
+        assert (n_left, n_missing) == (goes.sum(), (bins == MISSING_BIN).sum())
