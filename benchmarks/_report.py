@@ -68,8 +68,11 @@ def readme_block(out: dict) -> str:
         f"{d['train_rows']:,} training rows x {d['features']} features, {s['trees']} trees of {s['leaves']} "
         f"leaves, {s['bins']} bins, truncation {s['truncation'] or 'none'}, {s['threads']} threads; "
         f"{m['cpu']}, {m['usable_cores']} cores; twinrank commit {m.get('commit', 'unknown')}, {m['date']}. "
-        "Ratios to LightGBM in parentheses (times: below 1 is faster; throughput: above 1 is faster). "
-        f"Regenerate with `{_command(out)}`.", "",
+        "Ratios to LightGBM in parentheses (times: below 1 is faster; throughput: above 1 is faster)"
+        + ("; the \"defaults\" rows set nothing but trees, threads and seed, each tool with its own "
+           "defaults, ratios to LightGBM's defaults row" if any(n.endswith(", defaults") for n in out["results"])
+           else "")
+        + f". Regenerate with `{_command(out)}`.", "",
         _main_table(out),
         README_END])
 
