@@ -132,10 +132,9 @@ def _notes(out) -> str:
         "its first round.",
     ]
     if any(name.endswith(", defaults") for name in r):
+        defaults = "; ".join(f"{setting}: twinrank {ours}, LightGBM {theirs}" for setting, ours, theirs in DEFAULTS)
         bullets.append("The \"defaults\" rows: each framework with nothing set but the trees, threads and seed, "
-                       "its ratios to LightGBM's defaults row. Where the defaults differ: "
-                       + "; ".join(f"{setting}: twinrank {ours}, LightGBM {theirs}" for setting, ours, theirs in DEFAULTS)
-                       + ".")
+                       f"its ratios to LightGBM's defaults row. The defaults: {defaults}.")
     policies = ", ".join(f"{name}: {res['omp_wait_policy']}" for name, res in r.items() if "omp_wait_policy" in res)
     bullets.append("Threads wait in OpenMP between parallel regions. `import twinrank.fast` sets "
                    "`OMP_WAIT_POLICY=PASSIVE` (sleep, do not spin) unless it is set; LightGBM and XGBoost run "

@@ -121,7 +121,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
               _totals(root, g_sum, hessian_sum))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
-                  best, counts, counted, has_missing, _rows_of(root, bin_columns, n_rows, orders, buf, start, stop, proof))
+                  best, counts, counted, has_missing,
+                  _rows_of(root, bin_columns, n_rows, orders, buf, start, stop, proof))
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way

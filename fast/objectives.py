@@ -68,8 +68,8 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     y, scores, query_offsets, queries = _check_lambdarank(
         y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
     g, h = np.empty_like(scores), np.empty_like(scores)
-    _lambdarank_into(y, scores, query_offsets, queries,
-                     (metric, k, sigma, truncation, gain, normalize, False), g, h, np.empty(0, np.int64) if ranking is None else ranking)
+    _lambdarank_into(y, scores, query_offsets, queries, (metric, k, sigma, truncation, gain, normalize, False),
+                     g, h, np.empty(0, np.int64) if ranking is None else ranking)
     return g, h
 
 
@@ -105,7 +105,8 @@ class LambdaRank(_reference.LambdaRank):
     """Numba-parallel twin of `twinrank.reference.objectives.LambdaRank`.
 
     Ranks the scores on the tie grid as the reference's loss does (read onto it by the
-    kernel, no pass of its own). Keeps each round's ranked order (``lambdarank(ranking=...)``) as the next round's
+    kernel, no pass of its own). Keeps each round's ranked order (``lambdarank(ranking=...)``)
+    as the next round's
     starting point: scores move little between rounds, so each query is sorted by
     insertion from there. The gradients never depend on it.
     """

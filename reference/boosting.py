@@ -121,7 +121,7 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
         if costs is not None:
             costs.pay([f])
         f = dataclasses.replace(f, value=f.value * params.tree_rate(m + 1))
-        train_step = None  # (n_rows,) the tree's output on the training rows, where a walk or a line search needs it
+        train_step = None  # (n_rows,) the tree on the training rows, where a walk or the line search needs it
         if rows is not None:
             train_step = engine.predict_tree_binned(f, binned)
         elif params.step == "optimal" and params.step_on == "train":
