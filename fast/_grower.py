@@ -54,7 +54,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     """Grow one tree into the node arrays; return the number of nodes.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
-    #     gradients, hessians (n_rows,); rows (m,) int64 row ids; n_bins (d,);
+    #     gradients, hessians (n_rows,) float64 (with ``packing``: its int8 / uint8 integers, read
+    #     only for the root's sums); rows (m,) int64 row ids; n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     gain_rtol: twinrank.reference.tree.GAIN_TIE_RTOL (gains that close are ties);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
@@ -104,11 +105,12 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     root = np.int64(0)
     g_root = h_root = g_abs = 0.0
     h_max, h_min = -np.inf, np.inf
-    for i in range(m):
-        g_root += gradients[rows[i]]
-        h_root += hessians[rows[i]]
-        g_abs += abs(gradients[rows[i]])
-        h_max, h_min = max(h_max, hessians[rows[i]]), min(h_min, hessians[rows[i]])
+    for i in range(m):  # gradients: float64, or quantized training's int8 / uint8 integers
+        g, h = np.float64(gradients[rows[i]]), np.float64(hessians[rows[i]])
+        g_root += g
+        h_root += h
+        g_abs += abs(g)
+        h_max, h_min = max(h_max, h), min(h_min, h)
     gradient_noise = gain_rtol * g_abs  # reference._split.gradient_noise: see rounding_gain
     proof = proof_of(h_max, h_min, h_root, m)  # (h_max, slack) of the hessian proof (``_counts``)
     stop[root] = m

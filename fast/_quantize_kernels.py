@@ -1,17 +1,19 @@
 r"""Numba twins of `twinrank.reference._quantize`'s per-round work: the rounding and the leaf refit.
 
 The reference makes a dozen NumPy passes over the round's rows (gather, abs, max,
-divide, add, floor, clip, scatter, for g and again for h); at a million rows they
-cost about as much as a tree's lambdas, on one thread. Here::
+hash, divide, add, floor, clip, scatter, for g and again for h); at a million rows
+they cost about as much as a tree's lambdas, on one thread. Here::
 
     statistics  over_chunks of row blocks   max |g|, min h, max h, h == h[rows[0]]   O(m)
-    draws       numpy, as the reference     u_g = rng.random(m), then u_h (unless h constant)
-    rounding    over_chunks of row blocks   g~ = clip(floor(g / s_g + u_g), ...), h~ likewise
+    rounding    over_chunks of row blocks   u = U(key, 2i), g~ = clip(floor(g / s_g + u)), h~ likewise  O(m)
 
 Each value is $\lfloor x / s + u \rfloor$ clipped, the reference's formula evaluated in
-the same floating-point operations, and the draws are the same calls on the same
-generator: the two twins' integers are identical, bit for bit. The refit's leaf sums are
-one compiled pass in the order of ``rows``, the order ``np.bincount`` adds in: the same
+the same floating-point operations, and each uniform is the reference's counter-based
+one (``_quantize.uniforms``, the same 64-bit integer operations) from the same key,
+drawn from the same generator: the two twins' integers are identical, bit for bit,
+on any thread count. The refit's leaf sums are compiled passes over blocks of
+``REFIT_BLOCK`` rows in parallel, each in the order of ``rows`` (the order ``np.bincount``
+adds in), the blocks' sums then added in block order as the reference does: the same
 sums, bit for bit.
 """
 from __future__ import annotations
@@ -21,7 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
-from twinrank.reference._quantize import QuantizedGradients, _scale, check_bits, refit_from_leaf_sums
+from twinrank.reference._quantize import (GOLDEN_GAMMA, MIX_1, MIX_2, REFIT_BLOCK, UNIT, QuantizedGradients,
+                                          _scale, check_bits, refit_from_leaf_sums, round_key)
 from twinrank.reference.errors import ParameterError
 
 from ._threads import over_chunks
@@ -48,19 +51,18 @@ def quantize_gradients(rng: np.random.Generator, gradients, hessians, bits: int,
         raise ParameterError("quantized gradients need non-negative hessians")
     g_levels, h_levels = 2 ** (bits - 1) - 1, 2 ** bits - 1
     g_scale = _scale(largest_g, g_levels)
-    u_g = rng.random(m)
-    constant = m == 0 or stats[:, 3].sum() == 0  # every hessian equals the first: exact, nothing drawn
+    key = round_key(rng)
+    constant = m == 0 or stats[:, 3].sum() == 0  # every hessian equals the first: exact
     if constant:
         h0 = hessians[0 if every else rows[0]] if m else 0.0
         h_scale = float(h0) if h0 > 0 else 1.0
-        u_h, h_fill = u_g[:0], 1 if h0 > 0 else 0  # every h~ is h_fill
+        h_fill = 1 if h0 > 0 else 0  # every h~ is h_fill
     else:
-        h_scale = _scale(largest_h, h_levels)
-        u_h, h_fill = rng.random(m), -1  # -1: h~ rounded as g~
+        h_scale, h_fill = _scale(largest_h, h_levels), -1  # -1: h~ rounded as g~
     out_g = np.zeros(len(gradients), dtype=np.int8)
     out_h = np.zeros(len(gradients), dtype=np.uint8)
     # a row listed twice keeps its last value, as NumPy's assignment: in parallel only when rows increase
-    over_chunks(_round, n_blocks, gradients, hessians, rows, u_g, u_h, g_scale, h_scale, h_fill,
+    over_chunks(_round, n_blocks, gradients, hessians, rows, key, g_scale, h_scale, h_fill,
                 g_levels, h_levels, out_g, out_h, parallel=stats[:, 4].sum() == 0)
     return QuantizedGradients(out_g, out_h, g_scale, h_scale, bits)
 
@@ -89,34 +91,57 @@ def _statistics(first, last, gradients, hessians, rows, stats):
         stats[block, 3], stats[block, 4] = differ, unsorted
 
 
+@njit(cache=True, inline='always')
+def uniform(key, counter):
+    """``_quantize.uniforms`` of one counter (uint64): SplitMix64's output, top 53 bits in [0, 1)."""
+    z = key + counter * GOLDEN_GAMMA
+    z = (z ^ (z >> np.uint64(30))) * MIX_1
+    z = (z ^ (z >> np.uint64(27))) * MIX_2
+    z ^= z >> np.uint64(31)
+    return np.float64(z >> np.uint64(11)) * UNIT
+
+
 @njit(cache=True, nogil=True)
-def _round(first, last, gradients, hessians, rows, u_g, u_h, g_scale, h_scale, h_fill, g_levels,
+def _round(first, last, gradients, hessians, rows, key, g_scale, h_scale, h_fill, g_levels,
            h_levels, out_g, out_h):
-    r"""Per block: $\tilde g = \mathrm{clip}(\lfloor g / s_g + u_g \rfloor)$ and likewise $\tilde h$,
-    or $\tilde h$ = ``h_fill`` when that is 0 or 1 (constant hessians). ``rows`` empty: every row."""
+    r"""Per block: $\tilde g = \mathrm{clip}(\lfloor g / s_g + U(key, 2i) \rfloor)$ and $\tilde h$ with
+    $U(key, 2i + 1)$, or $\tilde h$ = ``h_fill`` when that is 0 or 1 (constant hessians). ``rows``
+    empty: every row."""
     m = len(rows) if len(rows) else len(gradients)
     for block in range(first, last):
         for i in range(block * BLOCK_ROWS, min(m, (block + 1) * BLOCK_ROWS)):
             row = _row(rows, i)
-            out_g[row] = min(max(math.floor(gradients[row] / g_scale + u_g[i]), -g_levels), g_levels)
+            counter = np.uint64(2) * np.uint64(i)
+            u_g = uniform(key, counter)
+            out_g[row] = min(max(math.floor(gradients[row] / g_scale + u_g), -g_levels), g_levels)
             if h_fill < 0:
-                out_h[row] = min(max(math.floor(hessians[row] / h_scale + u_h[i]), 0), h_levels)
+                u_h = uniform(key, counter + np.uint64(1))
+                out_h[row] = min(max(math.floor(hessians[row] / h_scale + u_h), 0), h_levels)
             else:
                 out_h[row] = h_fill
 
 
 def refit(tree, leaf_of_row: np.ndarray, rows: np.ndarray, gradients: np.ndarray, hessians: np.ndarray,
           l2: float, gain_factor: float):
-    """Numba twin of `twinrank.reference._quantize.refit` (the same leaf sums, bit for bit)."""
+    """Numba twin of `twinrank.reference._quantize.refit` (the same leaf sums, bit for bit): each block's
+    sums in parallel, then added in block order as the reference adds them."""
+    rows = np.ascontiguousarray(rows)
+    n_blocks = (len(rows) + REFIT_BLOCK - 1) // REFIT_BLOCK
+    block_sums = np.zeros((n_blocks, 2, tree.n_nodes))
+    over_chunks(_leaf_sums, n_blocks, leaf_of_row, rows, gradients, hessians, block_sums)
     g_sum, h_sum = np.zeros(tree.n_nodes), np.zeros(tree.n_nodes)
-    _leaf_sums(leaf_of_row, np.ascontiguousarray(rows), gradients, hessians, g_sum, h_sum)
+    for sums in block_sums:
+        g_sum += sums[0]
+        h_sum += sums[1]
     return refit_from_leaf_sums(tree, g_sum, h_sum, l2, gain_factor)
 
 
 @njit(cache=True, nogil=True)
-def _leaf_sums(leaf_of_row, rows, gradients, hessians, g_sum, h_sum):
-    """Each leaf's sums of ``gradients`` and ``hessians`` over ``rows``, added in the order of ``rows``."""
-    for i in range(len(rows)):
-        row = rows[i]
-        g_sum[leaf_of_row[row]] += gradients[row]
-        h_sum[leaf_of_row[row]] += hessians[row]
+def _leaf_sums(first, last, leaf_of_row, rows, gradients, hessians, block_sums):
+    """Per block of ``REFIT_BLOCK`` rows: each leaf's sums of ``gradients`` and ``hessians`` over the
+    block's ``rows``, added in their order."""
+    for block in range(first, last):
+        for i in range(block * REFIT_BLOCK, min(len(rows), (block + 1) * REFIT_BLOCK)):
+            row = rows[i]
+            block_sums[block, 0, leaf_of_row[row]] += gradients[row]
+            block_sums[block, 1, leaf_of_row[row]] += hessians[row]

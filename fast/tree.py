@@ -12,6 +12,7 @@ both twins resolve them by one rule (`twinrank.reference.tree`, **Ties**).
 """
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -61,7 +62,10 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
     if quantized is None:
         return _grow(job, np.empty(0, dtype=np.int32) if leaf_of_row is None else leaf_of_row, None)
-    on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
+    quantized = checked_quantized(quantized, len(job.gradients))
+    quantized = dataclasses.replace(quantized, gradients=quantized.gradients.astype(np.int8, copy=False),
+                                    hessians=quantized.hessians.astype(np.uint8, copy=False))
+    on_integers = integer_job(job, quantized, dtype=None)  # the grower reads the int8 / uint8 integers
     if leaf_of_row is None:
         leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
     tree = _grow(on_integers, leaf_of_row, _packing(quantized, job))
@@ -76,7 +80,7 @@ def _packing(quantized: QuantizedGradients, job) -> tuple:
     """The grower's ``packing`` for quantized training: the integers, their levels, the largest
     chunk and the buffers (``_grower.grow``)."""
     m, n_features = len(job.rows), job.binned.shape[1]
-    return (quantized.gradients.astype(np.int8, copy=False), quantized.hessians.astype(np.uint8, copy=False),
+    return (quantized.gradients, quantized.hessians,
             np.int64(2 ** (quantized.bits - 1) - 1), np.int64(2 ** quantized.bits - 1),
             np.int64(PACKED_CHUNK_ROWS),
             empty("ihist", (numba.get_num_threads(), n_features, FEATURE_SLOTS), np.int64),  # per task

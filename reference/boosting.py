@@ -12,9 +12,9 @@ Each round draws, from the run's one generator and in this order:
    nothing drawn when ``subsample == 1``);
 2. the feature subsets of the tree's nodes (``sampling.feature_masks``; nothing
    drawn when ``feature_fraction == 1``);
-3. with ``quantized_gradients``, the stochastic rounding of the round's gradients,
-   then hessians (``_quantize.quantize_gradients``: one uniform per row of the
-   round each; none for constant hessians); nothing drawn when off.
+3. with ``quantized_gradients``, the key of the round's stochastic rounding
+   (``_quantize.round_key``: one 64-bit draw; the rows' uniforms are computed from
+   it, ``_quantize.uniforms``); nothing drawn when off.
 
 So the same seed gives the same model in both twins, on any number of threads.
 

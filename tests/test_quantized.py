@@ -16,6 +16,8 @@ from twinrank.reference import tree as ref
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.model import LEAF
 from twinrank.reference.params import BoostParams, TreeParams
+from twinrank.fast._quantize_kernels import uniform
+from twinrank.reference._quantize import REFIT_BLOCK, uniforms
 from twinrank.reference.tree import quantize_gradients
 
 from synthetic import ranking_data
@@ -42,12 +44,34 @@ def test_stochastic_rounding_is_unbiased_and_rounds_to_a_neighbour():
 def test_draw_order_and_constant_hessians():
     g, rows = np.linspace(-1, 2, 9), np.array([1, 4, 6])
     rng, twin = np.random.default_rng(3), np.random.default_rng(3)
-    q = quantize_gradients(rng, g, np.full(9, 2.0), 4, rows)  # constant hessians: one draw per row, g only
-    u = twin.random(3)
+    q = quantize_gradients(rng, g, np.full(9, 2.0), 4, rows)  # constant hessians: g only
+    key = twin.integers(2**64, dtype=np.uint64)  # one draw, the round's key
     assert rng.random() == twin.random()  # nothing else was drawn
+    u = uniforms(key, np.array([0, 2, 4], dtype=np.uint64))  # row i of the round: counter 2i
     assert np.array_equal(q.gradients[rows], np.clip(np.floor(g[rows] / q.gradient_scale + u), -7, 7))
     assert q.hessian_scale == 2.0 and np.array_equal(q.hessians, [0, 1, 0, 0, 1, 0, 1, 0, 0])
     assert not q.gradients[[0, 2, 3, 5, 7, 8]].any()  # rows outside the round are 0
+
+
+def test_uniforms_are_splitmix64():
+    """Counter c of key s is SplitMix64's c-th output seeded with s (Rosetta Code's vector for seed
+    1234567), its top 53 bits in [0, 1); the fast twin's kernel computes the same numbers."""
+    outputs = [6457827717110365317, 3203168211198807973, 9817491932198370423, 4593380528125082431,
+               16408922859458223821]
+    counters = np.arange(1, 6, dtype=np.uint64)
+    expected = np.array([(z >> 11) * 2.0**-53 for z in outputs])
+    assert np.array_equal(uniforms(np.uint64(1234567), counters), expected)
+    assert np.array_equal([uniform(np.uint64(1234567), c) for c in counters], expected)
+
+
+def test_hessian_draws_differ_from_gradient_draws():
+    """g and h of a row use counters 2i and 2i + 1: halves round up independently of each other."""
+    g, h = np.full(20001, 0.5), np.full(20001, 0.5)
+    g[0], h[0] = 7.0, 15.0  # s_g = s_h = 1 at 4 bits: every other row is x = 0.5, up with probability 1/2
+    q = quantize_gradients(np.random.default_rng(0), g, h, 4)
+    up_g, up_h = q.gradients[1:] == 1, q.hessians[1:] == 1
+    assert 0.48 < up_g.mean() < 0.52 and 0.48 < up_h.mean() < 0.52
+    assert 0.48 < (up_g == up_h).mean() < 0.52  # the same uniform for both would make them all equal
 
 
 @st.composite
@@ -105,6 +129,24 @@ def test_leaf_values_are_refit_from_the_true_gradients(job):
         assert tree.value[k] == pytest.approx(expected, rel=1e-12, abs=1e-12)
         assert tree.hessian_sum[k] == pytest.approx(H, rel=1e-12, abs=1e-12)
         assert tree.count[k] == (leaf == k).sum()
+
+
+def test_refit_adds_blocks_in_the_same_order_in_both_twins():
+    """Leaf sums over several ``REFIT_BLOCK``s of rows (summed in parallel by the fast twin): the
+    same bits, with gradients of spread magnitudes (where the order of the additions shows)."""
+    rng = np.random.default_rng(4)
+    n = 3 * REFIT_BLOCK + 17
+    X = rng.integers(0, 8, (n, 1)).astype(np.float32)
+    thresholds = ref_binning.bin_thresholds(X, 8)
+    g, h = rng.standard_normal(n) * 1e3 ** rng.random(n), rng.random(n)
+    rows = np.sort(rng.integers(0, n, n))  # a bootstrap: rows repeat
+    q = quantize_gradients(rng, g, h, 4, rows)
+    params = TreeParams(max_leaves=6, min_samples_leaf=1)
+    a = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, rows=rows, quantized=q)
+    with threads(2):
+        b = fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, rows=rows,
+                           quantized=q)
+    assert a.n_nodes == 11 and a.equals(b)
 
 
 def test_a_quantized_split_is_the_best_split_of_the_integers():
