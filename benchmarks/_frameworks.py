@@ -16,7 +16,11 @@ is T = the largest query's size.
 
 With ``Settings.defaults`` each framework runs with its own defaults instead (only the
 trees, threads and seed are set; twinrank and LightGBM bin to 255 bins by default, XGBoost
-to 256): what a user who changes nothing gets. ``DEFAULTS`` says what they are.
+to 256): what a user who changes nothing gets. ``DEFAULTS`` says what they are. With
+``quantized`` as well, quantized training is the one switch turned: twinrank's
+``quantized_gradients=True`` (``gradient_bits`` 4, its default) and LightGBM's
+``use_quantized_grad=true`` (``num_grad_quant_bins`` 4, ``quant_train_renew_leaf`` false:
+its defaults).
 """
 from __future__ import annotations
 
@@ -86,8 +90,9 @@ class Twinrank:
 
     def train(self, data, binned, n_trees, on_round=None):
         s = self.s
-        if s.defaults:
-            est = self.LambdaMART(n_trees=n_trees, n_threads=s.threads, seed=s.seed)
+        if s.defaults:  # quantized: the one switch, its bits twinrank's default (4)
+            est = self.LambdaMART(n_trees=n_trees, n_threads=s.threads, seed=s.seed,
+                                  **({"quantized_gradients": True} if s.quantized else {}))
         else:
             est = self.LambdaMART(n_trees=n_trees, learning_rate=s.learning_rate, max_leaves=s.leaves,
                                   min_samples_leaf=s.min_leaf, max_bins=s.bins, truncation=s.truncation,
@@ -112,8 +117,9 @@ class LightGBM:
 
     def params(self, data):
         s = self.s
-        if s.defaults:
-            return dict(objective="lambdarank", num_threads=s.threads, seed=s.seed, verbose=-1, metric="none")
+        if s.defaults:  # quantized: the one switch, the rest LightGBM's defaults (4 bins, no leaf renewal)
+            return dict(objective="lambdarank", num_threads=s.threads, seed=s.seed, verbose=-1, metric="none",
+                        **({"use_quantized_grad": True} if s.quantized else {}))
         return dict(objective="lambdarank", num_leaves=s.leaves, max_bin=s.bins,
                     learning_rate=s.learning_rate, min_data_in_leaf=s.min_leaf,
                     min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0,
