@@ -29,8 +29,8 @@ sixteen independent update chains per row, where four left the loop waiting on t
 store-to-load latency of equal bins in consecutive rows (nodes of 1/8 to 1/64 of the
 benchmark's 1M rows, 2 threads, in rotation: 10-15% faster than four at a time, 8 and 32
 in between; the sums are the same bit for bit, each feature's still in row order). The
-column pass keeps four: its features are four streams of column reads, and eight were
-slower (an indexed array of eight column offsets: 19 against 15 ms at the root).
+column pass keeps four: its features are four streams of column reads, and eight gained
+nothing (the root's 56 dense features, 2 threads: 13.7 against 13.8 ms).
 
 **Halves.** A sparse node big enough for threads (``m * d >= PARALLEL_WORK``) is
 summed as two fixed halves of its rows, ``[start, mid)`` and ``[mid, stop)``, each

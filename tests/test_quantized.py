@@ -10,13 +10,13 @@ import twinrank.fast as fast_twin
 import twinrank.reference as reference_twin
 from twinrank.fast import binning as fast_binning
 from twinrank.fast import tree as fast
+from twinrank.fast._quantize_kernels import uniform
 from twinrank.fast._threads import threads
 from twinrank.reference import binning as ref_binning
 from twinrank.reference import tree as ref
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.model import LEAF
 from twinrank.reference.params import BoostParams, TreeParams
-from twinrank.fast._quantize_kernels import uniform
 from twinrank.reference._quantize import REFIT_BLOCK, uniforms
 from twinrank.reference.tree import quantize_gradients
 
