@@ -36,7 +36,7 @@ from twinrank.reference.binning import MISSING_BIN
 from twinrank.reference.constants import N_SLOTS
 
 from ._counts import proof_of
-from ._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into
+from ._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into, zero_features
 from ._packed_histogram import build_packed_into, packed_chunk
 from ._partition import partition
 from ._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
@@ -70,9 +70,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     (2 * (m // PARTITION_BLOCK + 2),) int64 and the histogram pool (max_leaves + 1, d,
     #     FEATURE_SLOTS, LANES) float64 (g, h); any content
     # IN  packing: None, or quantized training's ``(g_int (n_rows,) int8, h_int (n_rows,) uint8,
-    #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64)``: then
-    #     every histogram is summed packed (``_packed_histogram``), at most max_chunk rows at a
-    #     time. numba compiles one grower per kind (None or the tuple) and prunes the other's
+    #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64,
+    #     active0, active1 (m,) like ``rows``)``: then every histogram is summed packed
+    #     (``_packed_histogram``), at most max_chunk rows at a time, over the node's active rows
+    #     only (in the two buffers ``active0``, ``active1``: module docstring). numba compiles one grower per kind (None or the tuple) and prunes the other's
     #     histogram code: the exact grower (``twinrank demo``'s helper process) compiles in 12 s
     #     instead of 17 (``build``).
     """
@@ -92,6 +93,15 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     start = np.zeros(n_nodes_max, dtype=np.int64)  # a node's rows: orders[buf][start:stop]
     stop = np.zeros(n_nodes_max, dtype=np.int64)
     buf = np.zeros(n_nodes_max, dtype=np.int64)
+    astart = np.zeros(n_nodes_max, dtype=np.int64)  # quantized: its active rows, actives[abuf][astart:astop]
+    astop = np.zeros(n_nodes_max, dtype=np.int64)
+    abuf = np.zeros(n_nodes_max, dtype=np.int64)
+    if packing is None:
+        actives = orders  # (unused: every row is summed)
+    else:
+        actives = (packing[7], packing[8])
+        astop[0] = active_rows(packing[0], packing[1], rows, actives[0])
+    summed = (orders, buf, start, stop, actives, abuf, astart, astop)  # which rows a histogram sums
     depth = np.zeros(n_nodes_max, dtype=np.int64)
     g_sum = np.zeros(n_nodes_max)
     slot = np.full(n_nodes_max, -1, dtype=np.int64)  # histogram slot, -1 if none
@@ -118,9 +128,9 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
-        build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians, orders[0], root,
-              m, gh, n_threads, hist[slot[root]], np.bool_(False), spare, skipping,
-              _totals(root, g_sum, hessian_sum))
+        build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians,
+              *_summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
+              skipping, _totals(root, g_sum, hessian_sum))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
                   best, counts, counted, has_missing,
@@ -143,6 +153,9 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
                                    goes_left, block_lefts)
         if side != 2 and c_miss == 0:
             missing_left = c_left >= count[k] - c_left
+        if packing is not None and n_leaves + (2 if side == 2 else 1) < max_leaves:  # histograms to come
+            _partition_active(k, side == 2, column, b, missing_left, goes_left, block_lefts, actives, abuf,
+                              astart, astop, n_nodes)
         mid = start[k] + c_left
         kl, kr, km = n_nodes, n_nodes + 1, n_nodes + 2
         feature[k], bin_threshold[k], gain[k] = f, b, best_gain[row, k]
@@ -174,7 +187,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         if n_leaves == max_leaves:
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
-                          bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
+                          bin_rows, gradients, hessians, summed, depth, count,
                           max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum,
                           hessian_sum)
         for child in range(kl, kl + n_children):
@@ -201,17 +214,17 @@ def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
 
 @njit(cache=True, inline='always')
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
-                      bin_rows, gradients, hessians, orders, buf, start, stop, depth, count,
+                      bin_rows, gradients, hessians, summed, depth, count,
                       max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum, hessian_sum):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
-    The largest child (ties: the last) takes the parent's slot minus its siblings'
-    histograms, if it may be split; every other child that may be split is built
-    (into the parent's slot when the largest does not need it).
+    The child with the most rows to sum (``_summed``; ties: the last) takes the parent's slot
+    minus its siblings' histograms, if it may be split; every other child that may be split is
+    built (into the parent's slot when the largest does not need it).
     """
     large = first
     for child in range(first + 1, first + n_children):
-        if count[child] >= count[large]:
+        if _n_summed(packing, child, summed) >= _n_summed(packing, large, summed):
             large = child
     split_large = _may_split(large, depth, count, max_depth, min_rows)
     parent_free = not split_large
@@ -225,9 +238,9 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bi
             target, parent_free = parent_slot, False
         else:
             target = free_slots.pop()
-        build(packing, hist[target], bin_columns, bin_rows, gradients, hessians, orders[buf[child]],
-              start[child], stop[child], gh, n_threads, hist[parent_slot], np.bool_(split_large), spare,
-              skipping, _totals(child, g_sum, hessian_sum))
+        build(packing, hist[target], bin_columns, bin_rows, gradients, hessians,
+              *_summed(packing, child, summed), gh, n_threads, hist[parent_slot], np.bool_(split_large),
+              spare, skipping, _totals(child, g_sum, hessian_sum))
         if split_child:
             slot[child] = target
         else:
@@ -250,7 +263,10 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
     sparse_ratio = SKIP_RATIO if len(skipping[1]) < n_features else SPARSE_RATIO  # the row pass below it
     skip = m * n_features >= PARALLEL_WORK and m * sparse_ratio * n_features >= bin_columns.size
     if packing is not None:
-        g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk = packing
+        g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk, _, _ = packing
+        if m == 0:  # no active row: every sum is 0 (and the parent keeps its own)
+            zero_features(hist, 0, n_features)
+            return
         chunk, c, k = packed_chunk(m, g_levels, h_levels, max_chunk)
         if skip and len(skipping[1]) < n_features:
             build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop,
@@ -271,6 +287,56 @@ def _rows_of(k, bin_columns, n_rows, orders, buf, start, stop, proof):
     """Node ``k``'s rows as the split search counts them (``_split.best_split``'s ``node``): the
     bins, the node's segment of its row buffer and the hessian proof ``(h_max, slack)``."""
     return bin_columns, n_rows, orders[buf[k]], start[k], stop[k], proof[0], proof[1]
+
+
+@njit(cache=True, inline='always')
+def _summed(packing, k, summed):
+    """``(order, start, stop)``: the rows node ``k``'s histogram sums, ``order[start:stop]``: all
+    its rows, or with ``packing`` its active ones (module docstring)."""
+    orders, buf, start, stop, actives, abuf, astart, astop = summed
+    if packing is None:
+        return orders[buf[k]], start[k], stop[k]
+    return actives[abuf[k]], astart[k], astop[k]
+
+
+@njit(cache=True, inline='always')
+def _n_summed(packing, k, summed):
+    """How many rows node ``k``'s histogram sums (:func:`_summed`)."""
+    _, start, stop = _summed(packing, k, summed)
+    return stop - start
+
+
+@njit(cache=True)
+def active_rows(g_int, h_int, rows, active):
+    """Write the rows of ``rows`` whose ``(g_int, h_int)`` is not ``(0, 0)`` to ``active``, in order;
+    return how many. Branch-free: each row is written, the count advanced by 0 or 1."""
+    n = 0
+    for i in range(len(rows)):
+        row = rows[i]
+        active[n] = row
+        n += (g_int[row] != 0) | (h_int[row] != 0)
+    return n
+
+
+@njit(cache=True, inline='always')
+def _partition_active(k, three_way, column, b, missing_left, goes_left, block_lefts, actives, abuf, astart,
+                      astop, first_child):
+    """Split node ``k``'s active rows as its rows were split, into the children ``first_child``,
+    ``+ 1`` (and ``+ 2``, missing, if ``three_way``): the same stable partitions, on the shorter
+    lists."""
+    kl, kr, km = first_child, first_child + 1, first_child + 2
+    src = abuf[k]
+    n_left = partition(actives[src], actives[1 - src], astart[k], astop[k], column, b, missing_left, goes_left,
+                       block_lefts)[0]
+    mid = astart[k] + n_left
+    astart[kl], astop[kl], astart[kr], astop[kr] = astart[k], mid, mid, astop[k]
+    abuf[kl] = abuf[kr] = 1 - src
+    if three_way:  # right | missing, back into the parent's buffer
+        n_right = partition(actives[1 - src], actives[src], mid, astop[k], column, np.int64(MISSING_BIN - 1),
+                            np.bool_(False), goes_left, block_lefts)[0]
+        astop[kr] = astart[km] = mid + n_right
+        astop[km] = astop[k]
+        abuf[kr] = abuf[km] = src
 
 
 @njit(cache=True, inline='always')

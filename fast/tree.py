@@ -79,12 +79,14 @@ PACKED_CHUNK_ROWS = 1 << 40  # rows per packed chunk at most (tests make it smal
 def _packing(quantized: QuantizedGradients, job) -> tuple:
     """The grower's ``packing`` for quantized training: the integers, their levels, the largest
     chunk and the buffers (``_grower.grow``)."""
-    m, n_features = len(job.rows), job.binned.shape[1]
+    m, (n_rows, n_features) = len(job.rows), job.binned.shape
     return (quantized.gradients, quantized.hessians,
             np.int64(2 ** (quantized.bits - 1) - 1), np.int64(2 ** quantized.bits - 1),
             np.int64(PACKED_CHUNK_ROWS),
             empty("ihist", (numba.get_num_threads(), n_features, FEATURE_SLOTS), np.int64),  # per task
-            empty("pk", (m,), np.int64))  # (m,) a node's gathered packed integers
+            empty("pk", (m,), np.int64),  # (m,) a node's gathered packed integers
+            empty("active0", (m,), _row_id_type(n_rows)),  # the active rows' two buffers
+            empty("active1", (m,), _row_id_type(n_rows)))
 
 
 def _grow(job, leaf_of_row, packing) -> Tree:

@@ -234,6 +234,51 @@ def test_sparse_nodes_summed_by_rows_on_two_threads_grow_the_references_tree():
     assert a.equals(b)
 
 
+@pytest.mark.parametrize("bits", [2, 4])
+def test_rows_rounded_to_zero_are_skipped_and_the_tree_is_the_references(bits):
+    """Heavy-tailed gradients (as LambdaRank's) round mostly to (0, 0), which the fast grower does
+    not sum (``_grower``, active rows): on sparse features (the skipping column pass), deep nodes
+    (the row pass, cut by rows on two threads), three-way splits and children with no active row,
+    every bit of the tree must stay the reference's."""
+    rng = np.random.default_rng(8)
+    n_rows, n_features = 60_000, 40
+    X = np.round(rng.standard_normal((n_rows, n_features)) * 4).astype(np.float32)
+    X[:, :20] *= rng.random((n_rows, 20)) < 0.2  # sparse features: 0 in about 80% of the rows
+    X[rng.random(X.shape) < 0.05] = np.nan
+    signal = np.sign(np.nan_to_num(X[:, 20:26])) @ 0.5 ** np.arange(6)
+    magnitude = np.exp(rng.standard_normal(n_rows))  # lognormal: most rows far below the largest
+    g, h = (signal + 0.5 * rng.standard_normal(n_rows)) * magnitude, magnitude * rng.random(n_rows)
+    q = quantize_gradients(rng, g, h, bits)
+    zero = (q.gradients == 0) & (q.hessians == 0)
+    assert zero.mean() > 0.6, zero.mean()
+    thresholds = ref_binning.bin_thresholds(X, 63)
+    for params in (TreeParams(max_leaves=31, min_samples_leaf=20),
+                   TreeParams(max_leaves=40, min_samples_leaf=1, missing_split="separate")):
+        a = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+        with threads(2):
+            b = fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+        assert a.n_leaves >= 25 and a.equals(b), params
+    leaf = np.zeros(n_rows, dtype=np.int32)
+    fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q,
+                   leaf_of_row=leaf)
+    split = a.left != LEAF
+    kids = np.r_[a.left[split], a.right[split]]
+    active = np.bincount(leaf[~zero], minlength=a.n_nodes)
+    assert a.count[kids].min() > 0 and np.any(np.isin(np.flatnonzero(active == 0), kids))  # a child with none
+
+
+def test_a_tree_of_rows_all_rounded_to_zero_is_one_leaf_in_both_twins():
+    X = np.arange(40, dtype=np.float32).reshape(20, 2)
+    thresholds = ref_binning.bin_thresholds(X, 8)
+    g, h = np.zeros(20), np.zeros(20)
+    q = quantize_gradients(np.random.default_rng(0), g, h, 4)
+    assert not q.gradients.any() and not q.hessians.any()
+    params = TreeParams(max_leaves=4, min_samples_leaf=1, min_hessian_in_leaf=0.0)
+    a = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    b = fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    assert a.n_nodes == 1 and a.equals(b)
+
+
 def test_quantized_gbrt_twins_agree_and_the_seed_decides():
     train = ranking_data(seed=4, n_queries=12)
     options = dict(n_trees=4, max_leaves=6, min_samples_leaf=2, quantized_gradients=True, gradient_bits=2)
