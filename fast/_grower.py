@@ -14,6 +14,20 @@ Histograms sum $(g, h)$; a split's rows per bin are counted where it needs them
 (``_counts``, ``_split``), and a child's row count is what the partition counted.
 The partition counts the split feature's missing rows as it moves them.
 
+**Active rows (quantized training).** Rounded stochastically to a few bits, most rows'
+integers are $(\tilde g, \tilde h) = (0, 0)$: at 4 bits, 82% of the benchmark's rows on
+LambdaRank's normalised lambdas and 95% without the normalisation, since a few large
+lambdas set the scale and the rest round down. Such a row adds nothing to an integer
+histogram, so the histograms sum only the *active* rows, listed once per tree
+(:func:`active_rows`) and kept per node in two more buffers that every split partitions
+as it partitions the node's rows (:func:`_partition_active`). The sums, hence the tree,
+are the same bit for bit; the row lists stay whole for what needs every row (the
+children's sizes, the rows counted for ``min_rows``, each row's leaf). Of the children
+the one with fewer active rows is built. With fewer than ``MIN_INACTIVE_SHARE`` of the
+rows inactive the second partition would cost more than it saves, and every row is
+summed (one tree at 1M rows: no inactive row 78 against 86 ms with active lists; 19%
+inactive 131 against 134). One tree on the benchmark's defaults lambdas: 123 -> 61 ms.
+
 A three-way split (``missing_split="separate"``) partitions twice (left |
 right + missing, then right | missing), builds its two smaller children and
 gets the largest by subtracting both from the parent's slot. A leaf records
@@ -43,6 +57,7 @@ from ._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
 from ._split import best_split, left_stats, score
 
 NO_SPLIT = -1
+MIN_INACTIVE_SHARE = 0.1  # quantized: histograms sum only the active rows when at least this share is not
 
 
 # nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
@@ -96,12 +111,14 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     astart = np.zeros(n_nodes_max, dtype=np.int64)  # quantized: its active rows, actives[abuf][astart:astop]
     astop = np.zeros(n_nodes_max, dtype=np.int64)
     abuf = np.zeros(n_nodes_max, dtype=np.int64)
+    by_active = False  # whether histograms sum the active rows only
     if packing is None:
         actives = orders  # (unused: every row is summed)
     else:
         actives = (packing[7], packing[8])
         astop[0] = active_rows(packing[0], packing[1], rows, actives[0])
-    summed = (orders, buf, start, stop, actives, abuf, astart, astop)  # which rows a histogram sums
+        by_active = astop[0] <= m * (1.0 - MIN_INACTIVE_SHARE)
+    summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # rows a histogram sums
     depth = np.zeros(n_nodes_max, dtype=np.int64)
     g_sum = np.zeros(n_nodes_max)
     slot = np.full(n_nodes_max, -1, dtype=np.int64)  # histogram slot, -1 if none
@@ -153,7 +170,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
                                    goes_left, block_lefts)
         if side != 2 and c_miss == 0:
             missing_left = c_left >= count[k] - c_left
-        if packing is not None and n_leaves + (2 if side == 2 else 1) < max_leaves:  # histograms to come
+        if by_active and n_leaves + (2 if side == 2 else 1) < max_leaves:  # histograms to come
             _partition_active(k, side == 2, column, b, missing_left, goes_left, block_lefts, actives, abuf,
                               astart, astop, n_nodes)
         mid = start[k] + c_left
@@ -293,8 +310,8 @@ def _rows_of(k, bin_columns, n_rows, orders, buf, start, stop, proof):
 def _summed(packing, k, summed):
     """``(order, start, stop)``: the rows node ``k``'s histogram sums, ``order[start:stop]``: all
     its rows, or with ``packing`` its active ones (module docstring)."""
-    orders, buf, start, stop, actives, abuf, astart, astop = summed
-    if packing is None:
+    orders, buf, start, stop, actives, abuf, astart, astop, by_active = summed
+    if packing is None or not by_active:
         return orders[buf[k]], start[k], stop[k]
     return actives[abuf[k]], astart[k], astop[k]
 
