@@ -66,20 +66,22 @@ def missing_rows(f, slots, has_missing, three_way, min_rows, counts, counted, no
     that answers the scan's questions as the count would (``> 0``; three-way also
     ``>= min_rows``, proven too). Otherwise the feature's rows are counted into ``counts``.
 
-    # IN  node: ``(bin_columns, n_rows, order, start, stop, h_max, slack)``: the bins column-major,
-    #     the node's rows ``order[start:stop]`` and the proof (:func:`proof_of`)
+    # IN  node: ``(bin_columns, n_rows, order, start, stop, h_max, slack, more, more_start,
+    #     more_stop)``: the bins column-major, the node's rows ``order[start:stop]`` and
+    #     ``more[more_start:more_stop]`` (quantized training's active rows, ``_grower``; else
+    #     empty), and the proof (:func:`proof_of`)
     """
     if counted:
         return counts[MISSING_BIN], True
     if not has_missing:
         return 0.0, False
-    bin_columns, n_rows, order, start, stop, h_max, slack = node
+    h_max, slack = node[5], node[6]
     h_miss = slots[MISSING_BIN, 1]
     if not three_way and holds(h_miss, np.int64(1), h_max, slack):
         return 1.0, False
     if three_way and holds(h_miss, min_rows, h_max, slack):
         return float(max(1, min_rows)), False
-    count_rows(bin_columns, f * n_rows, order, start, stop, counts)
+    count_node(f, node, counts)
     return counts[MISSING_BIN], True
 
 
@@ -91,7 +93,7 @@ def enough_rows(f, slots, b, side, h, c, min_rows, counts, node):
     ``counted``). Side 0: missing rows right; 1: left; 2: a child of their own. ``node`` as
     :func:`missing_rows`'s.
     """
-    bin_columns, n_rows, order, start, stop, h_max, slack = node
+    h_max, slack = node[5], node[6]
     h_left = 0.0
     for k in range(b + 1):
         h_left += slots[k, 1]
@@ -101,7 +103,7 @@ def enough_rows(f, slots, b, side, h, c, min_rows, counts, node):
     h_right = h - h_left - (h_miss if side == 2 else 0.0)
     if holds(h_left, min_rows, h_max, slack) and holds(h_right, min_rows, h_max, slack):
         return True, False
-    count_rows(bin_columns, f * n_rows, order, start, stop, counts)
+    count_node(f, node, counts)
     c_left = 0.0
     for k in range(b + 1):
         c_left += counts[k]
@@ -110,6 +112,16 @@ def enough_rows(f, slots, b, side, h, c, min_rows, counts, node):
         c_left += c_miss
     c_right = c - c_left - (c_miss if side == 2 else 0.0)
     return c_left >= min_rows and c_right >= min_rows, True
+
+
+@njit(cache=True)
+def count_node(f, node, counts):
+    """``counts[b]`` = the rows of the node (``missing_rows``'s ``node``: both its segments) in bin
+    ``b`` of feature ``f``. O(m)."""
+    bin_columns, n_rows, order, start, stop, _, _, more, more_start, more_stop = node
+    count_rows(bin_columns, f * n_rows, order, start, stop, counts)
+    for i in range(more_start, more_stop):
+        counts[bin_columns[f * n_rows + more[i]]] += 1.0
 
 
 @njit(cache=True)

@@ -18,15 +18,17 @@ The partition counts the split feature's missing rows as it moves them.
 integers are $(\tilde g, \tilde h) = (0, 0)$: at 4 bits, 82% of the benchmark's rows on
 LambdaRank's normalised lambdas and 95% without the normalisation, since a few large
 lambdas set the scale and the rest round down. Such a row adds nothing to an integer
-histogram, so the histograms sum only the *active* rows, listed once per tree
-(:func:`active_rows`) and kept per node in two more buffers that every split partitions
-as it partitions the node's rows (:func:`_partition_active`). The sums, hence the tree,
-are the same bit for bit; the row lists stay whole for what needs every row (the
-children's sizes, the rows counted for ``min_rows``, each row's leaf). Of the children
-the one with fewer active rows is built. With fewer than ``MIN_INACTIVE_SHARE`` of the
-rows inactive the second partition would cost more than it saves, and every row is
-summed (one tree at 1M rows: no inactive row 78 against 86 ms with active lists; 19%
-inactive 131 against 134). One tree on the benchmark's defaults lambdas: 123 -> 61 ms.
+histogram, so the histograms sum only the *active* rows. A node's rows are then two
+disjoint segments: the inactive ones in the row buffers above, the active ones in two
+more buffers (``actives``, split from the tree's rows by :func:`split_rows`), each
+segment partitioned at a split as described (:func:`_partition_active`), every row once.
+The histograms read the active segment; the children's sizes, the rows counted for
+``min_rows`` (``_counts.count_node``) and each row's leaf read both. The sums, hence the
+tree, are the same bit for bit. Of the children the one with fewer active rows is built.
+With fewer than ``MIN_INACTIVE_SHARE`` of the rows inactive the second list costs about
+what it saves, and every row stays in the first (one tree at 1M rows, two rotations: no
+inactive row 76-77 ms without the lists against 78-79 with them; 19% inactive 129-134
+against 123-127). One tree on the benchmark's defaults lambdas: 123 -> 57-62 ms.
 
 A three-way split (``missing_split="separate"``) partitions twice (left |
 right + missing, then right | missing), builds its two smaller children and
@@ -95,8 +97,6 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
     order0, order1, gh, goes_left, block_lefts, hist = work  # gh: a node's gathered (g, h)
-    for i in range(m):
-        order0[i] = rows[i]
     orders = (order0, order1)  # the two row buffers
     spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
     free_slots = list(range(max_leaves - 1, -1, -1))
@@ -108,16 +108,20 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     start = np.zeros(n_nodes_max, dtype=np.int64)  # a node's rows: orders[buf][start:stop]
     stop = np.zeros(n_nodes_max, dtype=np.int64)
     buf = np.zeros(n_nodes_max, dtype=np.int64)
-    astart = np.zeros(n_nodes_max, dtype=np.int64)  # quantized: its active rows, actives[abuf][astart:astop]
+    astart = np.zeros(n_nodes_max, dtype=np.int64)  # and its active rows: actives[abuf][astart:astop]
     astop = np.zeros(n_nodes_max, dtype=np.int64)
     abuf = np.zeros(n_nodes_max, dtype=np.int64)
-    by_active = False  # whether histograms sum the active rows only
+    by_active = False  # whether the active rows are listed apart (then histograms sum them only)
     if packing is None:
-        actives = orders  # (unused: every row is summed)
+        actives = orders  # (no second list: every node's is empty)
     else:
         actives = (packing[7], packing[8])
-        astop[0] = active_rows(packing[0], packing[1], rows, actives[0])
-        by_active = astop[0] <= m * (1.0 - MIN_INACTIVE_SHARE)
+        n_active = split_rows(packing[0], packing[1], rows, actives[0], order0)
+        by_active = n_active <= m * (1.0 - MIN_INACTIVE_SHARE)
+        astop[0] = n_active if by_active else 0
+    if not by_active:
+        for i in range(m):
+            order0[i] = rows[i]
     summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # rows a histogram sums
     depth = np.zeros(n_nodes_max, dtype=np.int64)
     g_sum = np.zeros(n_nodes_max)
@@ -140,7 +144,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         h_max, h_min = max(h_max, h), min(h_min, h)
     gradient_noise = gain_rtol * g_abs  # reference._split.gradient_noise: see rounding_gain
     proof = proof_of(h_max, h_min, h_root, m)  # (h_max, slack) of the hessian proof (``_counts``)
-    stop[root] = m
+    stop[root] = m - astop[root]
     _set_stats(root, g_root, h_root, np.float64(m), l2, g_sum, hessian_sum, count, value)
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
@@ -151,7 +155,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
                   penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
                   best, counts, counted, has_missing,
-                  _rows_of(root, bin_columns, n_rows, orders, buf, start, stop, proof))
+                  _rows_of(root, bin_columns, n_rows, summed, proof))
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
@@ -166,14 +170,16 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         src = buf[k]
         column = bin_columns[f * n_rows:(f + 1) * n_rows]
         missing_left = side == 1  # without missing rows in the node, set below by the children's sizes
-        c_left, c_miss = partition(orders[src], orders[1 - src], start[k], stop[k], column, b, missing_left,
+        n_left, n_miss = partition(orders[src], orders[1 - src], start[k], stop[k], column, b, missing_left,
                                    goes_left, block_lefts)
+        a_left = a_miss = a_right = np.int64(0)
+        if by_active:  # the node's active rows, alike
+            a_left, a_miss, a_right = _partition_active(k, side == 2, column, b, missing_left, goes_left,
+                                                        block_lefts, actives, abuf, astart, astop, n_nodes)
+        c_left, c_miss = n_left + a_left, n_miss + a_miss
         if side != 2 and c_miss == 0:
             missing_left = c_left >= count[k] - c_left
-        if by_active and n_leaves + (2 if side == 2 else 1) < max_leaves:  # histograms to come
-            _partition_active(k, side == 2, column, b, missing_left, goes_left, block_lefts, actives, abuf,
-                              astart, astop, n_nodes)
-        mid = start[k] + c_left
+        mid = start[k] + n_left
         kl, kr, km = n_nodes, n_nodes + 1, n_nodes + 2
         feature[k], bin_threshold[k], gain[k] = f, b, best_gain[row, k]
         left[k], right[k], missing[k] = kl, kr, kl if missing_left else kr
@@ -183,10 +189,11 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
         n_children = 2
         if side == 2:  # right | missing, moved back into the parent's buffer
             n_children = 3
-            c_right = partition(orders[1 - src], orders[src], mid, stop[k], column,
+            n_right = partition(orders[1 - src], orders[src], mid, stop[k], column,
                                 np.int64(MISSING_BIN - 1), np.bool_(False), goes_left, block_lefts)[0]
+            c_right = n_right + a_right
             missing[k] = km
-            stop[kr] = start[km] = mid + np.int64(c_right)
+            stop[kr] = start[km] = mid + np.int64(n_right)
             stop[km] = stop[k]
             buf[kr] = buf[km] = src
             _set_stats(kr, g_sum[k] - g_left - g_miss, hessian_sum[k] - h_left - h_miss, c_right,
@@ -212,9 +219,11 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
                           feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
                           gradient_noise, separate, scans, best, counts, counted, has_missing,
-                          _rows_of(child, bin_columns, n_rows, orders, buf, start, stop, proof))
+                          _rows_of(child, bin_columns, n_rows, summed, proof))
     if len(leaf_of_row) > 0:
         label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
+        if by_active:
+            label_rows(leaf_of_row, actives[0], actives[1], abuf, astart, astop, left, n_nodes)
     return n_nodes
 
 
@@ -300,10 +309,13 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
 
 
 @njit(cache=True, inline='always')
-def _rows_of(k, bin_columns, n_rows, orders, buf, start, stop, proof):
+def _rows_of(k, bin_columns, n_rows, summed, proof):
     """Node ``k``'s rows as the split search counts them (``_split.best_split``'s ``node``): the
-    bins, the node's segment of its row buffer and the hessian proof ``(h_max, slack)``."""
-    return bin_columns, n_rows, orders[buf[k]], start[k], stop[k], proof[0], proof[1]
+    bins, the node's two segments (its active rows' empty unless listed apart) and the hessian
+    proof ``(h_max, slack)``."""
+    orders, buf, start, stop, actives, abuf, astart, astop, _ = summed
+    return (bin_columns, n_rows, orders[buf[k]], start[k], stop[k], proof[0], proof[1], actives[abuf[k]],
+            astart[k], astop[k])
 
 
 @njit(cache=True, inline='always')
@@ -324,36 +336,42 @@ def _n_summed(packing, k, summed):
 
 
 @njit(cache=True)
-def active_rows(g_int, h_int, rows, active):
-    """Write the rows of ``rows`` whose ``(g_int, h_int)`` is not ``(0, 0)`` to ``active``, in order;
-    return how many. Branch-free: each row is written, the count advanced by 0 or 1."""
-    n = 0
+def split_rows(g_int, h_int, rows, active, inactive):
+    """Write the rows of ``rows`` whose ``(g_int, h_int)`` is not ``(0, 0)`` to ``active``, the others
+    to ``inactive``, both in order; return how many are active. Branch-free: each row is written to
+    both, and one of the two counts advanced."""
+    n_active = n_inactive = 0
     for i in range(len(rows)):
         row = rows[i]
-        active[n] = row
-        n += (g_int[row] != 0) | (h_int[row] != 0)
-    return n
+        is_active = (g_int[row] != 0) | (h_int[row] != 0)
+        active[n_active] = row
+        inactive[n_inactive] = row
+        n_active += is_active
+        n_inactive += 1 - is_active
+    return n_active
 
 
 @njit(cache=True, inline='always')
 def _partition_active(k, three_way, column, b, missing_left, goes_left, block_lefts, actives, abuf, astart,
                       astop, first_child):
-    """Split node ``k``'s active rows as its rows were split, into the children ``first_child``,
-    ``+ 1`` (and ``+ 2``, missing, if ``three_way``): the same stable partitions, on the shorter
-    lists."""
+    """Split node ``k``'s active rows as its other rows are split, into the children ``first_child``,
+    ``+ 1`` (and ``+ 2``, missing, if ``three_way``); return their counts ``(left, missing,
+    right)`` (right: three-way only), as the partition counts them."""
     kl, kr, km = first_child, first_child + 1, first_child + 2
     src = abuf[k]
-    n_left = partition(actives[src], actives[1 - src], astart[k], astop[k], column, b, missing_left, goes_left,
-                       block_lefts)[0]
+    n_left, n_miss = partition(actives[src], actives[1 - src], astart[k], astop[k], column, b, missing_left,
+                               goes_left, block_lefts)
     mid = astart[k] + n_left
     astart[kl], astop[kl], astart[kr], astop[kr] = astart[k], mid, mid, astop[k]
     abuf[kl] = abuf[kr] = 1 - src
+    n_right = np.int64(0)
     if three_way:  # right | missing, back into the parent's buffer
         n_right = partition(actives[1 - src], actives[src], mid, astop[k], column, np.int64(MISSING_BIN - 1),
                             np.bool_(False), goes_left, block_lefts)[0]
         astop[kr] = astart[km] = mid + n_right
         astop[km] = astop[k]
         abuf[kr] = abuf[km] = src
+    return np.int64(n_left), np.int64(n_miss), n_right
 
 
 @njit(cache=True, inline='always')

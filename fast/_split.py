@@ -159,7 +159,8 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     # IN/OUT counts (d, >= 256) float64, counted (d,) bool: each feature's rows per bin, where known;
     #     features counted on demand are added
     # IN  has_missing (d,) bool: features missing in some row of the data; node: the node's rows,
-    #     ``(bin_columns, n_rows, order, start, stop, h_max, slack)`` (``_counts``)
+    #     ``(bin_columns, n_rows, order, start, stop, h_max, slack, more, more_start, more_stop)``
+    #     (``_counts.missing_rows``)
     """
     gains, bins, sides, exact = scans
     parent_score = score(g, h, l2)

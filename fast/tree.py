@@ -187,7 +187,7 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     scans = (gains, bins, sides, np.empty(n_features, dtype=bool))
     g, h, c = (float(v) for v in totals)
     counts = np.ascontiguousarray(hist[:, :, COUNT])  # every feature counted: no row is read
-    no_rows = (np.empty(0, np.uint8), 0, np.empty(0, np.int32), 0, 0, -1.0, 0.0)
+    no_rows = (np.empty(0, np.uint8), 0, np.empty(0, np.int32), 0, 0, -1.0, 0.0, np.empty(0, np.int32), 0, 0)
     f = best_split(hist, g, h, c, np.asarray(n_bins, dtype=np.int64),
                    np.asarray(allowed, dtype=bool), np.asarray(penalty, dtype=np.float64),
                    min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
