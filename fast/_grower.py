@@ -59,7 +59,7 @@ from ._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
 from ._split import best_split, left_stats, score
 
 NO_SPLIT = -1
-MIN_INACTIVE_SHARE = 0.1  # quantized: histograms sum only the active rows when at least this share is not
+MIN_INACTIVE_SHARE = 0.1  # quantized: active rows listed apart when at least this share of the rows is inactive
 
 
 # nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
@@ -90,9 +90,10 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64,
     #     active0, active1 (m,) like ``rows``)``: then every histogram is summed packed
     #     (``_packed_histogram``), at most max_chunk rows at a time, over the node's active rows
-    #     only (in the two buffers ``active0``, ``active1``: module docstring). numba compiles one grower per kind (None or the tuple) and prunes the other's
-    #     histogram code: the exact grower (``twinrank demo``'s helper process) compiles in 12 s
-    #     instead of 17 (``build``).
+    #     only (kept in the buffers ``active0``, ``active1``: module docstring). numba compiles
+    #     one grower per kind (None or the tuple) and prunes the other's histogram code: the
+    #     exact grower (``twinrank demo``'s helper process) compiles in 12 s instead of 17
+    #     (``build``).
     """
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
@@ -122,7 +123,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     if not by_active:
         for i in range(m):
             order0[i] = rows[i]
-    summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # rows a histogram sums
+    summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # a node's two segments
     depth = np.zeros(n_nodes_max, dtype=np.int64)
     g_sum = np.zeros(n_nodes_max)
     slot = np.full(n_nodes_max, -1, dtype=np.int64)  # histogram slot, -1 if none
@@ -320,8 +321,9 @@ def _rows_of(k, bin_columns, n_rows, summed, proof):
 
 @njit(cache=True, inline='always')
 def _summed(packing, k, summed):
-    """``(order, start, stop)``: the rows node ``k``'s histogram sums, ``order[start:stop]``: all
-    its rows, or with ``packing`` its active ones (module docstring)."""
+    """``(order, start, stop)``: the rows node ``k``'s histogram sums, ``order[start:stop]``: its
+    active rows when they are listed apart (``by_active``, quantized training), else all its rows
+    (module docstring)."""
     orders, buf, start, stop, actives, abuf, astart, astop, by_active = summed
     if packing is None or not by_active:
         return orders[buf[k]], start[k], stop[k]

@@ -238,8 +238,8 @@ def test_sparse_nodes_summed_by_rows_on_two_threads_grow_the_references_tree():
 def test_rows_rounded_to_zero_are_skipped_and_the_tree_is_the_references(bits):
     """Heavy-tailed gradients (as LambdaRank's) round mostly to (0, 0), which the fast grower does
     not sum (``_grower``, active rows): on sparse features (the skipping column pass), deep nodes
-    (the row pass, cut by rows on two threads), three-way splits and children with no active row,
-    every bit of the tree must stay the reference's."""
+    (the row pass, cut by rows on two threads) and three-way splits, every bit of the tree must
+    stay the reference's."""
     rng = np.random.default_rng(8)
     n_rows, n_features = 60_000, 40
     X = np.round(rng.standard_normal((n_rows, n_features)) * 4).astype(np.float32)
@@ -258,13 +258,26 @@ def test_rows_rounded_to_zero_are_skipped_and_the_tree_is_the_references(bits):
         with threads(2):
             b = fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
         assert a.n_leaves >= 25 and a.equals(b), params
-    leaf = np.zeros(n_rows, dtype=np.int32)
-    fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q,
-                   leaf_of_row=leaf)
-    split = a.left != LEAF
-    kids = np.r_[a.left[split], a.right[split]]
-    active = np.bincount(leaf[~zero], minlength=a.n_nodes)
-    assert a.count[kids].min() > 0 and np.any(np.isin(np.flatnonzero(active == 0), kids))  # a child with none
+
+
+def test_a_child_without_active_rows_is_summed_as_zeros_in_both_twins():
+    """A three-way split whose missing child holds only rows of zero gradient and hessian: the fast
+    grower builds that child's histogram from no row at all (the smaller child by active rows)."""
+    rng = np.random.default_rng(3)
+    n_rows = 4000
+    X = rng.integers(0, 8, (n_rows, 2)).astype(np.float32)
+    quiet = np.arange(n_rows) < 500
+    X[quiet, 0] = np.nan
+    g = np.where(X[:, 0] < 4, -1.0, 1.0) * ~quiet
+    h = np.where(quiet, 0.0, 1.0)
+    q = quantize_gradients(rng, g, h, 4)
+    assert ((q.gradients == 0) & (q.hessians == 0)).sum() == 500  # inactive: exactly the quiet rows
+    thresholds = ref_binning.bin_thresholds(X, 8)
+    params = TreeParams(max_leaves=6, min_samples_leaf=1, min_hessian_in_leaf=0.0, missing_split="separate")
+    a = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    b = fast.grow_tree(fast_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    assert a.feature[0] == 0 and a.count[a.missing[0]] == 500 and a.missing[0] not in (a.left[0], a.right[0])
+    assert a.equals(b)
 
 
 def test_a_tree_of_rows_all_rounded_to_zero_is_one_leaf_in_both_twins():
