@@ -106,9 +106,8 @@ class LambdaRank(_reference.LambdaRank):
 
     Ranks the scores on the tie grid as the reference's loss does (read onto it by the
     kernel, no pass of its own). Keeps each round's ranked order (``lambdarank(ranking=...)``)
-    as the next round's
-    starting point: scores move little between rounds, so each query is sorted by
-    insertion from there. The gradients never depend on it.
+    as the next round's starting point: scores move little between rounds, so each query is
+    sorted by insertion from there. The gradients never depend on it.
     """
 
     def __init__(self, y, query_offsets, **options):
