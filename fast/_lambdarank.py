@@ -119,13 +119,25 @@ def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cuto
     if norm == 0.0:
         return
     spread = work[SCORE, 0] - work[SCORE, n - 1]
+    if metric == NDCG and spread == 0.0:  # no order yet: the expectation over every order
+        total = tied_ndcg(work, n, norm, min(truncation, cutoff), sigma)
+    else:
+        total = ranked_pairs(work, n, norm, metric, min(n - 1, truncation, cutoff), sigma, normalize, spread)
+    scale = math.log2(1.0 + 2.0 * total) / (2.0 * total) if normalize and total > 0.0 else 1.0
+    for t in range(n):
+        g[order[t]] = -(work[LAMBDA, t] * scale)
+        h[order[t]] = work[HESSIAN, t] * scale
+
+
+@njit(cache=True)
+def ranked_pairs(work, n, norm, metric, top, sigma, normalize, spread):
+    """The pairs of one ranked query into LAMBDA and HESSIAN; returns the sum of the pairs' lambdas."""
     factored = sigma * spread <= MAX_FACTORED_GAP
     if factored:
         middle = 0.5 * (work[SCORE, 0] + work[SCORE, n - 1])
         for t in range(n):
             work[UP, t] = math.exp(sigma * (work[SCORE, t] - middle))
             work[DOWN, t] = 1.0 / work[UP, t]
-    top = min(n - 1, truncation, cutoff)
     damp = normalize and spread != 0.0
     total = 0.0
     for a in range(top):
@@ -138,10 +150,53 @@ def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cuto
         work[HESSIAN, a] += row_sum(work[ROW_HESSIAN, a + 1:n])
         if normalize:
             total += row_abs_sum(work[ROW_LAMBDA, a + 1:n])
-    scale = math.log2(1.0 + 2.0 * total) / (2.0 * total) if normalize and total > 0.0 else 1.0
+    return total
+
+
+@njit(cache=True)
+def tied_ndcg(work, n, ideal, top, sigma):
+    r"""NDCG's lambdas of a query whose scores all tie, in expectation over every order
+    (``reference.objectives._tied_ndcg``): $\lambda_i = \sigma W (n G_i - \sum_j G_j) / (2\,\mathrm{IDCG})$,
+    $h_i = \sigma^2 W \sum_j |G_i - G_j| / (4\,\mathrm{IDCG})$. Reads W0 = gains, W1 = discounts;
+    writes LAMBDA, HESSIAN (W2 = sorted gains, W3 = their prefix sums); returns the sum of
+    the pairs' lambdas."""
+    after = 0.0  # sum of D_q over q > p
+    pairs = 0.0
+    for p in range(n - 1, -1, -1):
+        if p < top:
+            pairs += (n - 1 - p) * work[W1, p] - after
+        after += work[W1, p]
+    weight = 2.0 * pairs / (n * (n - 1))
+    ranked, prefix = work[W2, :n], work[W3, :n]
     for t in range(n):
-        g[order[t]] = -(work[LAMBDA, t] * scale)
-        h[order[t]] = work[HESSIAN, t] * scale
+        ranked[t] = work[W0, t]
+    heap_sort(ranked)
+    running = 0.0
+    for t in range(n):
+        running += ranked[t]
+        prefix[t] = running
+    total = 0.0
+    for t in range(n):
+        gain = work[W0, t]
+        below = _count_at_most(ranked, gain)  # how many gains are <= G_t (>= 1)
+        distance = gain * (2 * below - n) - 2.0 * prefix[below - 1] + prefix[n - 1]
+        work[LAMBDA, t] = sigma * weight * (n * gain - prefix[n - 1]) / (2.0 * ideal)
+        work[HESSIAN, t] = sigma * sigma * weight * distance / (4.0 * ideal)
+        total += sigma * weight * distance / (4.0 * ideal)
+    return total
+
+
+@njit(cache=True)
+def _count_at_most(ascending, value):
+    """How many of the ``ascending`` values are <= ``value`` (a binary search)."""
+    lo, hi = 0, len(ascending)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ascending[mid] <= value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True, error_model="numpy")

@@ -50,7 +50,8 @@ class LambdaMART(BoostedRanker):
         (:func:`~twinrank.reference.objectives.lambdarank`); False for the paper's
         un-normalised lambdas. The default and the evidence for it: ``docs/lambdas.md``.
     target : the metric the lambdas optimise, ``"ndcg"``, ``"ndcg@k"``, ``"map"``,
-        ``"err"`` or ``"err@k"``; None takes it from ``metric``.
+        ``"err"`` or ``"err@k"``; None takes ``metric``'s family with its cutoff deepened to
+        at least 30 (``metric="ndcg@10"`` trains on NDCG@30: ``LambdaRankParams.target_of``).
     metric, convention : validation metric and its convention (history, early stopping).
     eval_train : record ``metric`` on the training set after every tree (``history_`` key
         ``"train:<metric>"``, also in the callback record); it costs one metric evaluation

@@ -184,6 +184,10 @@ def _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, no
     computed[queries] = True
     lambdas, hessians = np.zeros(len(y)), np.zeros(len(y))  # (n_rows,) each
     total = np.zeros(len(query_offsets) - 1)  # (n_queries,) S / 2, the sum of every pair's lambda
+    if metric == "ndcg":  # a query whose scores all tie has no order yet: the expectation over all
+        tied = computed & ~spread  # (n_queries,)
+        _tied_ndcg(y, query_offsets, np.flatnonzero(tied), k, top, sigma, gain, lambdas, hessians, total)
+        computed &= spread
     for i, j in pair_blocks(y, query, by_label, computed, PAIR_BLOCK):  # (n_pairs,) each, y_i > y_j
         if top < len(y):
             near = np.minimum(position[i], position[j]) < top  # (n_pairs,)
@@ -195,6 +199,52 @@ def _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, no
         total += np.bincount(query[i], pair_lambda, len(total))
     scale = _norm_scale(2.0 * total)[query] if normalize else 1.0  # (n_rows,)
     return -lambdas * scale, hessians * scale
+
+
+def _tied_ndcg(y, query_offsets, tied, k, top, sigma, gain, lambdas, hessians, total):
+    r"""NDCG's lambdas of the queries ``tied`` whose scores all tie: their expectation over every order.
+
+    A query whose scores all tie (every query in boosting's first round, $F_0 = 0$) has no
+    ranking yet: any order of its documents is as good as another, and the input order is an
+    accident of the file. Here each of the $n!$ orders is equally likely, and the lambdas are
+    their expectation. Every pair has $
+ho_{ij} = 1/2$; the positions $p 
+e q$ of two
+    documents are uniform, so $E|\Delta Z_{ij}| = |G_i - G_j|\,W / \mathrm{IDCG@k}$ with
+
+    $$W = Eig[|D_p - D_q|\,[\min(p, q) < T]ig]
+        = rac{2}{n(n-1)} \sum_{p < T} \sum_{q > p} (D_p - D_q),$$
+
+    $D_p = 1/\log_2(2 + p)$ for $p < k$ and 0 beyond ($D$ does not increase), $T$ = ``top``
+    (the truncation or the cutoff). Summed over the partners,
+
+    $$\lambda_i = rac{\sigma W}{2\,\mathrm{IDCG@k}} \sum_j (G_i - G_j)
+               = rac{\sigma W}{2\,\mathrm{IDCG@k}} \Big(n G_i - \sum_j G_j\Big), \qquad
+      h_i = rac{\sigma^2 W}{4\,\mathrm{IDCG@k}} \sum_j |G_i - G_j| :$$
+
+    the first tree fits the gains, centred per query. Adds into ``lambdas``, ``hessians``
+    ((n_rows,) each) and ``total`` ((n_queries,) the sum of the pairs' lambdas, for ``normalize``).
+    """
+    for q in tied:
+        lo, hi = query_offsets[q], query_offsets[q + 1]
+        n = hi - lo
+        if n < 2:
+            continue
+        gains = np.exp2(y[lo:hi]) - 1.0 if gain == "exp2" else y[lo:hi].astype(np.float64)  # (n,)
+        discounts = _discounts(np.arange(n), k)  # (n,) D_p of each position p
+        ideal = np.sum(np.sort(gains)[::-1] * discounts)
+        if ideal == 0.0:
+            continue
+        first = np.arange(min(top, n))  # (T,) the positions p < T
+        after = np.cumsum(discounts[::-1])[::-1] - discounts  # (n,) sum of D_q over q > p
+        weight = 2.0 * np.sum((n - 1 - first) * discounts[first] - after[first]) / (n * (n - 1))
+        ranked = np.sort(gains)  # (n,) ascending
+        below = np.searchsorted(ranked, gains, side="right")  # (n,) how many gains are <= G_i
+        prefix = np.cumsum(ranked)  # (n,)
+        distance = gains * (2 * below - n) - 2.0 * prefix[below - 1] + prefix[-1]  # (n,) sum_j |G_i - G_j|
+        lambdas[lo:hi] += sigma * weight * (n * gains - prefix[-1]) / (2.0 * ideal)
+        hessians[lo:hi] += sigma**2 * weight * distance / (4.0 * ideal)
+        total[q] += sigma * weight * np.sum(distance) / (4.0 * ideal)
 
 
 def _keep_ranking(ranking, order, query_offsets, queries):

@@ -17,15 +17,15 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass, fields
 
-from ._algorithm_params import (BAG_RULES, TARGETS, WEIGHTINGS, AveragingParams, BaggingParams, CostParams, ForestParams,
-                                LambdaRankParams, McRankParams, parse_target)
+from ._algorithm_params import (BAG_RULES, TARGET_DEPTH, TARGETS, WEIGHTINGS, AveragingParams, BaggingParams,
+                                CostParams, ForestParams, LambdaRankParams, McRankParams, parse_target)
 from ._dart_params import DROP_STRATEGIES, DARTParams
 from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_n_threads, check_real
 from ._tree_params import MISSING_SPLITS, BoostParams, TreeParams
 from .errors import ParameterError
 
 __all__ = ["MISSING_SPLITS", "TreeParams", "check_int", "check_real", "check_fraction",
-           "check_min_samples_leaf", "BoostParams", "ForestParams", "TARGETS", "LambdaRankParams",
+           "check_min_samples_leaf", "BoostParams", "ForestParams", "TARGETS", "TARGET_DEPTH", "LambdaRankParams",
            "parse_target", "MISSING_STRATEGIES", "FitParams", "AveragingParams", "WEIGHTINGS",
            "McRankParams", "CostParams", "BaggingParams", "BAG_RULES", "DARTParams", "DROP_STRATEGIES", "check_bool", "from_names", "field_names"]
 

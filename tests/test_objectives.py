@@ -4,6 +4,7 @@ The oracle recomputes every $|\\Delta Z_{ij}|$ by swapping two documents and eva
 NDCG@k, AP or ERR@k from scratch with the textbook formulas below, so it shares no
 code and no algebra with either twin's O(1)-per-pair deltas.
 """
+import itertools
 import math
 
 import numba
@@ -109,31 +110,50 @@ def pairwise_delta_z(y, scores, metric, k, gain, l_max):
 
 def pairwise_lambdarank(y, scores, query_offsets, metric="ndcg", k=None, sigma=1.0, truncation=None,
                         gain="exp2", normalize=False, queries=None):
-    """LambdaRank written as the papers write it: a double loop over the pairs with y_i > y_j."""
+    """LambdaRank written as the papers write it: a double loop over the pairs with y_i > y_j.
+
+    A query whose scores all tie has no ranking yet; for NDCG its un-normalised lambdas are
+    their mean over every order of its documents (each order a permutation of the input)."""
     g, h = np.zeros(len(y)), np.zeros(len(y))
     queries = range(len(query_offsets) - 1) if queries is None else queries
     for q in queries:
         lo, hi = query_offsets[q], query_offsets[q + 1]
         yq, sq = list(y[lo:hi]), list(scores[lo:hi])
-        deltas, position = pairwise_delta_z(yq, sq, metric, k, gain, max(y, default=0.0))
-        lambdas, hessians, total = [0.0] * len(yq), [0.0] * len(yq), 0.0
-        for i in range(len(yq)):
-            for j in range(len(yq)):
-                if yq[i] <= yq[j] or (truncation is not None and min(position[i], position[j]) >= truncation):
-                    continue
-                delta = deltas[i, j]
-                if normalize and max(sq) != min(sq):
-                    delta /= float(np.float32(0.01)) + abs(sq[i] - sq[j])  # LightGBM's 0.01f
-                rho = 1.0 / (1.0 + math.exp(sigma * (sq[i] - sq[j])))
-                lambdas[i] += sigma * delta * rho
-                lambdas[j] -= sigma * delta * rho
-                hessians[i] += sigma**2 * delta * rho * (1 - rho)
-                hessians[j] += sigma**2 * delta * rho * (1 - rho)
-                total += 2 * sigma * delta * rho
+        options = (metric, k, sigma, truncation, gain, normalize, max(y, default=0.0))
+        if metric == "ndcg" and len(yq) > 1 and max(sq) == min(sq):
+            orders = list(itertools.permutations(range(len(yq))))
+            lambdas, hessians, total = np.zeros(len(yq)), np.zeros(len(yq)), 0.0
+            for order in orders:  # the documents in this order, then the sums back to their rows
+                lam, hess, tot = query_pairs([yq[d] for d in order], sq, *options)
+                lambdas[list(order)] += np.array(lam) / len(orders)
+                hessians[list(order)] += np.array(hess) / len(orders)
+                total += tot / len(orders)
+        else:
+            lambdas, hessians, total = query_pairs(yq, sq, *options)
         scale = math.log2(1 + total) / total if normalize and total > 0 else 1.0
         g[lo:hi] = [-scale * lam for lam in lambdas]
         h[lo:hi] = [scale * hess for hess in hessians]
     return g, h
+
+
+def query_pairs(yq, sq, metric, k, sigma, truncation, gain, normalize, l_max):
+    """One query's un-normalised lambdas and hessians (lists) and S, the sum of its pairs' 2 lambda_ij."""
+    deltas, position = pairwise_delta_z(yq, sq, metric, k, gain, l_max)
+    lambdas, hessians, total = [0.0] * len(yq), [0.0] * len(yq), 0.0
+    for i in range(len(yq)):
+        for j in range(len(yq)):
+            if yq[i] <= yq[j] or (truncation is not None and min(position[i], position[j]) >= truncation):
+                continue
+            delta = deltas[i, j]
+            if normalize and max(sq) != min(sq):
+                delta /= float(np.float32(0.01)) + abs(sq[i] - sq[j])  # LightGBM's 0.01f
+            rho = 1.0 / (1.0 + math.exp(sigma * (sq[i] - sq[j])))
+            lambdas[i] += sigma * delta * rho
+            lambdas[j] -= sigma * delta * rho
+            hessians[i] += sigma**2 * delta * rho * (1 - rho)
+            hessians[j] += sigma**2 * delta * rho * (1 - rho)
+            total += 2 * sigma * delta * rho
+    return lambdas, hessians, total
 
 
 # ---------------------------------------------------------------- agreement
@@ -247,6 +267,36 @@ def test_lambdarank_matches_pairwise_oracle(twin, data):
     expected_g, expected_h = pairwise_lambdarank(y, scores, offsets, **options)
     np.testing.assert_allclose(g, expected_g, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(h, expected_h, rtol=1e-9, atol=1e-12)
+
+
+@TWINS
+@pytest.mark.parametrize("truncation, k", [(None, None), (3, None), (None, 2), (30, 10), (1, 4)])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_tied_query_takes_the_mean_over_every_order(twin, truncation, k, normalize):
+    """A query whose scores all tie: its NDCG lambdas are those of a random order, in expectation
+    (all 7! orders), with a one-document query and a query of one label beside it."""
+    y = np.array([2.0, 0.0, 1.0, 0.0, 3.0, 1.0, 0.0, 1.0, 0.0, 0.0, 2.0])
+    offsets = np.array([0, 7, 8, 11])
+    g, h = twin.lambdarank(y, np.zeros(len(y)), offsets, k=k, truncation=truncation, normalize=normalize)
+    expected_g, expected_h = pairwise_lambdarank(y, np.zeros(len(y)), offsets, k=k, truncation=truncation,
+                                                 normalize=normalize)
+    np.testing.assert_allclose(g, expected_g, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, expected_h, rtol=1e-12, atol=1e-15)
+    assert np.all(g[7:8] == 0.0) and np.any(g[8:] != 0.0)
+
+
+@TWINS
+def test_tied_lambdas_do_not_depend_on_the_input_order(twin):
+    """Round one of boosting (every score 0): permuting a query's documents permutes the lambdas."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 5, 300).astype(np.float64)
+    offsets = np.array([0, 120, 121, 300])
+    permutation = np.r_[rng.permutation(120), 120, 121 + rng.permutation(179)]
+    for options in ({}, {"k": 10}, {"k": 30, "normalize": True}, {"truncation": 30, "gain": "linear"}):
+        g, h = twin.lambdarank(y, np.zeros(300), offsets, **options)
+        gp, hp = twin.lambdarank(y[permutation], np.zeros(300), offsets, **options)
+        np.testing.assert_allclose(gp, g[permutation], rtol=1e-13, atol=1e-16)
+        np.testing.assert_allclose(hp, h[permutation], rtol=1e-13, atol=1e-16)
 
 
 def test_delta_ndcg_by_hand():
