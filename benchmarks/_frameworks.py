@@ -47,7 +47,8 @@ PARAMETER_MAP = (  # (setting, twinrank.fast LambdaMART, LightGBM lambdarank, XG
 
 DEFAULTS = (  # (setting, twinrank.fast LambdaMART, LightGBM lambdarank), as each ships
     ("leaves, min leaf size, learning rate", "31, 20, 0.1", "31, 20, 0.1"),
-    ("pairs", "one document in the top 10 (target = the metric, ndcg@10), all pairs below it",
+    ("pairs", "exact NDCG@30 changes (target: the metric's family at cutoff max(10, 30)); at round one "
+     "(all scores tied) their expectation over every order",
      "one document in the top 30 (lambdarank_truncation_level=30), all pairs below it"),
     ("lambda normalisation", "normalize=True", "lambdarank_norm=true"),
 )

@@ -22,7 +22,9 @@ positions in the current ranking. The derivation, line by line against this
 module, is ``docs/lambdas.md``.
 
 **Ranking.** Positions are 0-based: the documents of a query sorted by descending
-score, ties broken by input order (a stable sort; DESIGN.md), see :func:`rank_order`.
+score, ties broken by input order (a stable sort), see :func:`rank_order`. A query whose
+scores *all* tie has no ranking yet: its NDCG lambdas are their expectation over every order
+of its documents (``_tied_ndcg``; MAP and ERR keep the input order).
 
 **Modules.** This module is LambdaRank and the $|\Delta Z|$ of each metric, and the one
 public path of every objective: ``Loss`` and the pointwise losses are written in
@@ -207,20 +209,18 @@ def _tied_ndcg(y, query_offsets, tied, k, top, sigma, gain, lambdas, hessians, t
     A query whose scores all tie (every query in boosting's first round, $F_0 = 0$) has no
     ranking yet: any order of its documents is as good as another, and the input order is an
     accident of the file. Here each of the $n!$ orders is equally likely, and the lambdas are
-    their expectation. Every pair has $
-ho_{ij} = 1/2$; the positions $p 
-e q$ of two
+    their expectation. Every pair has $\rho_{ij} = 1/2$; the positions $p \ne q$ of two
     documents are uniform, so $E|\Delta Z_{ij}| = |G_i - G_j|\,W / \mathrm{IDCG@k}$ with
 
-    $$W = Eig[|D_p - D_q|\,[\min(p, q) < T]ig]
-        = rac{2}{n(n-1)} \sum_{p < T} \sum_{q > p} (D_p - D_q),$$
+    $$W = E\big[|D_p - D_q|\,[\min(p, q) < T]\big]
+        = \frac{2}{n(n-1)} \sum_{p < T} \sum_{q > p} (D_p - D_q),$$
 
     $D_p = 1/\log_2(2 + p)$ for $p < k$ and 0 beyond ($D$ does not increase), $T$ = ``top``
     (the truncation or the cutoff). Summed over the partners,
 
-    $$\lambda_i = rac{\sigma W}{2\,\mathrm{IDCG@k}} \sum_j (G_i - G_j)
-               = rac{\sigma W}{2\,\mathrm{IDCG@k}} \Big(n G_i - \sum_j G_j\Big), \qquad
-      h_i = rac{\sigma^2 W}{4\,\mathrm{IDCG@k}} \sum_j |G_i - G_j| :$$
+    $$\lambda_i = \frac{\sigma W}{2\,\mathrm{IDCG@k}} \sum_j (G_i - G_j)
+               = \frac{\sigma W}{2\,\mathrm{IDCG@k}} \Big(n G_i - \sum_j G_j\Big), \qquad
+      h_i = \frac{\sigma^2 W}{4\,\mathrm{IDCG@k}} \sum_j |G_i - G_j| :$$
 
     the first tree fits the gains, centred per query. Adds into ``lambdas``, ``hessians``
     ((n_rows,) each) and ``total`` ((n_queries,) the sum of the pairs' lambdas, for ``normalize``).

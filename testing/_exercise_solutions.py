@@ -376,7 +376,9 @@ def lambdarank_lambdas(labels, scores, sigma=1.0):
     ($\rho$ of the pair ordered better-label first). $\lambda_i > 0$ pushes
     document $i$ up. A query with fewer than two documents, one label only or IDCG 0
     gets zeros. (twinrank's objective returns $g = -\lambda$, the gradient of a loss
-    that trees minimise.)
+    that trees minimise.) The checks draw queries whose scores do not all tie: a query
+    whose scores all tie has no ranking yet, and twinrank takes the expectation of its
+    lambdas over every order (``docs/lambdas.md``, "A query whose scores all tie").
 
     Parameters
     ----------

@@ -43,7 +43,13 @@ def err(draw) -> dict:
 
 @st.composite
 def lambdarank_lambdas(draw) -> dict:
-    return {**draw(one_query()), "sigma": draw(st.sampled_from([1.0, 0.5, 2.0]))}
+    """One query whose scores do not all tie: the paper's pair loop over a ranking (a query whose
+    scores all tie takes the expectation over every order instead, ``objectives._tied_ndcg``)."""
+    query = draw(one_query())
+    if len(query["scores"]) > 1 and np.all(query["scores"] == query["scores"][0]):
+        query["scores"] = query["scores"].copy()
+        query["scores"][0] += 1.0
+    return {**query, "sigma": draw(st.sampled_from([1.0, 0.5, 2.0]))}
 
 
 @st.composite
