@@ -90,7 +90,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     from twinrank.reference.letor import write_letor
 
-    write_letor(args.write, generate(args.queries, seed=args.seed))
+    write_letor(generate(args.queries, seed=args.seed), args.write)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ for protocol in ("raw", "yahoo", "mq2008", "mslr"):
     run = runs[protocol]
     means = run["summary"]
     metrics = [k for k in means["twinrank"] if k != "trees" and not k.startswith("vs ")]
-    header = ["ranker"] + metrics + [f"- twinrank, {m.split(' ')[0]}" for m in metrics] + ["trees"]
+    header = ["ranker"] + metrics + [f"{m.split(' ')[0]} - twinrank" for m in metrics] + ["trees"]
     print(f"**{TITLES[protocol]}**  \n" + "  \n".join(f"`{c}`" for c in run["commands"]) + "\n")
     print("| " + " | ".join(header) + " |")
     print("|---" + "|---:" * (len(header) - 1) + "|")
