@@ -1,4 +1,4 @@
-r"""Split search of the reference grower: every candidate of a node scored at once, the tie rule.
+r"""Split search of the reference grower: every candidate of one node scored at once, the tie rule.
 
 The gains, the candidates and the tie rule are specified in the docstring of
 :mod:`~twinrank.reference.tree` (**Ties**); the fast twin's is ``fast/_split.py``.
@@ -47,138 +47,88 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     min_rows : int, ``params.min_rows_in_leaf(len(rows))``
     two_way : only the two-way candidates, whatever ``params.missing_split`` (a tree's last split)
     gradient_noise : $\epsilon \sum_i |g_i|$ over the tree's rows (:func:`rounding_gain`); 0: none
-
-    Notes
-    -----
-    The allowed features' histograms are handed to ``_split.best_splits_among`` (a batch of
-    one node), which scores all their candidates at once. O(n_features * 256).
     """
     features = np.flatnonzero(allowed)  # (k,) ascending: the tie order is kept
-    hists = np.moveaxis(hist[features], -1, 0)[:, None]  # (3, 1, k, 256): statistics first, as the grower's
-    return best_splits_among(hists, features[None], totals[None], n_bins, penalty, params, min_rows,
-                             two_way=two_way, gradient_noise=gradient_noise)[0]
+    return best_split(np.moveaxis(hist[features], -1, 0), features, totals, n_bins, penalty, params, min_rows,
+                      two_way=two_way, gradient_noise=gradient_noise)
 
 
-def best_splits_among(hists, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, *,
-                      two_way: bool = False, gradient_noise=0.0) -> list:
-    r""":func:`find_best_split` of each of a batch of nodes that have ``k`` features each.
+def best_split(hist, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, *,
+               two_way: bool = False, gradient_noise: float = 0.0):
+    r"""The best split of one node over its ``features``, or None (the grower's form of :func:`find_best_split`).
 
-    Parameters
-    ----------
-    hists : (3, n_nodes, k, 256), the histograms of ``features``, statistics first: the
-        (n_nodes, k, 256) sums of gradients, of hessians and of rows
-    features : int array (n_nodes, k), each row ascending
-    totals : (n_nodes, 3) the nodes' ``[G, H, count]``
-    min_rows : int, or int array (n_nodes,): each node's ``params.min_rows_in_leaf`` (the
-        nodes may come from trees grown on different numbers of rows)
-    n_bins, penalty, params, two_way : as in :func:`find_best_split`
-    gradient_noise : float, or float array (n_nodes,): each node's tree's ``gradient_noise``
-        (:func:`rounding_gain`)
-
-    Returns
-    -------
-    list of ``n_nodes`` Split or None.
-
-    Notes
-    -----
-    **NumPy idiom for the loops over nodes and candidates.** Every candidate
-    (node, feature, bin, side) is scored at once. ``np.cumsum`` over the value bins
-    gives the left statistics of every threshold; the thresholds a feature has, bins
-    ``b < n_f`` (``_thresholds``), are then taken out of the bins' axis, feature by
-    feature, so a feature of few values is not scanned over the bins of the feature of
-    most: (3, n_nodes, c) for the ``c`` thresholds, the statistics first so that each of
-    G, H and count is one contiguous (n_nodes, c) array. Side 0 = missing right, 1 = missing
-    left, 2 = missing child (a feature has candidates of sides 0-1 or of side 2, never
-    both); only the sides some feature has are scored, the last axis of the gains. Per
-    node, ``np.argmax`` of ``gain >= tie_floor(...)`` over its (c, sides) gains, in C
-    order, is the first tied candidate in the order (feature, bin, side)
-    (:mod:`~twinrank.reference.tree`, **Ties**). O(n_nodes * k * 256).
+    ``hist`` is the node's histogram of those features, statistics first: (3, k, 256), the sums
+    of gradients, of hessians and of rows (``_histogram.node_histogram``). Every candidate is
+    scored at once (:func:`candidate_gains`); :func:`first_tied` picks the split.
     """
-    if features.shape[1] == 0:
-        return [None] * len(features)
+    if len(features) == 0:
+        return None
+    gains, below = candidate_gains(hist, features, totals, n_bins, penalty, params, min_rows, two_way)
+    return first_tied(gains, below, hist[..., MISSING_BIN], features, totals, params, gradient_noise)
+
+
+SIDES = 3  # where a candidate sends the missing rows: 0 right, 1 left, 2 a child of their own
+
+
+def candidate_gains(hist, features, totals, n_bins, penalty, params: TreeParams, min_rows: int, two_way: bool):
+    r"""The gain of every candidate (feature, bin, side) of a node: (k, width, 3), ``-inf`` where the
+    rules define no candidate or it is not valid; and ``below`` (3, k, width), the statistics of
+    the bins $\le b$ of each feature.
+
+    The left statistics of every threshold $b$ are the cumulative sums of the histogram over
+    the value bins; ``width`` is the most value bins of a feature here. Side 0 sends the
+    missing rows $M$ right, side 1 left, side 2 to a child of their own (a feature has
+    candidates of sides 0-1 or of side 2, never both; :mod:`~twinrank.reference.tree`).
+    """
     l2 = params.lambda_l2
-    min_rows = np.reshape(min_rows, (-1, 1))  # (n_nodes, 1) each node's own, or (1, 1) one for all
-    node_bins = n_bins[features]  # (n_nodes, k) value bins n_f of each node's features
-    width = int(node_bins.max())  # value bins scanned: every threshold has b < width
-    at = _thresholds(node_bins, width)  # (c,) each threshold's flat index j * width + b, in tie order
-    j, b = np.divmod(at, width)  # (c,) each: its feature position j and bin b
-    missing = hists[..., MISSING_BIN]  # (3, n_nodes, k)
-    separate = ((params.missing_split == "separate") & (not two_way) & (missing[COUNT] > 0)
-                & (missing[COUNT] >= min_rows)
-                & (missing[H] >= params.min_hessian_in_leaf))  # (n_nodes, k) three-way features
-    below = np.cumsum(hists[..., :width], axis=-1)  # (3, n_nodes, k, width) stats of bins <= b
-    below = np.take(below.reshape(3, len(features), -1), at, axis=2)  # (3, n_nodes, c) at the thresholds
-    totals = totals.T[..., None]  # (3, n_nodes, 1)
-    parent_score = _score(totals, l2)  # (n_nodes, 1)
-    has_missing = missing[COUNT] > 0  # (n_nodes, k)
-    sides = _sides(has_missing, separate)
-    per_threshold = [np.take(a, j, axis=-1) for a in (missing, node_bins, has_missing, separate,
-                                                      penalty[features])]  # of each threshold's feature
-    gain = np.stack([_side_gains(side, below, totals, parent_score, b, *per_threshold, min_rows, params)
-                     for side in sides], axis=-1)  # (n_nodes, c, len(sides)); -inf: none, or invalid
-    noise = rounding_gain(np.asarray(gradient_noise), totals[H, :, 0], l2)  # (n_nodes,) or ()
-    return _first_tied(gain, sides, j, b, below, missing, features, totals[:, :, 0], parent_score[:, 0], noise,
-                       params)
+    n_f = n_bins[features][:, None]  # (k, 1) value bins of each feature
+    width = int(n_f.max())
+    b = np.arange(width)  # (width,) the thresholds bin <= b
+    missing = hist[..., MISSING_BIN][..., None]  # (3, k, 1)
+    has_missing = missing[COUNT] > 0  # (k, 1)
+    separate = ((params.missing_split == "separate") & (not two_way) & has_missing
+                & (missing[COUNT] >= min_rows) & (missing[H] >= params.min_hessian_in_leaf))  # (k, 1) three-way
+    below = np.cumsum(hist[..., :width], axis=-1)  # (3, k, width) statistics of the bins <= b
+    totals = np.asarray(totals)[:, None, None]  # (3, 1, 1)
+    parent_score = _score(totals, l2)  # (1, 1)
+    gains = np.full((len(features), width, SIDES), -np.inf)  # (k, width, 3)
+    for side in range(SIDES):
+        left, right = _children(below, missing, totals, side)  # (3, k, width) each
+        extra = _score(missing, l2) if side == 2 else 0.0  # (k, 1) G_M^2/(H_M+l2)
+        gain = _score(left, l2) + _score(right, l2) + extra - parent_score - penalty[features][:, None]
+        valid = (_candidates_exist(n_f, b, has_missing, separate, side)
+                 & (left[COUNT] >= min_rows) & (right[COUNT] >= min_rows)
+                 & (left[H] >= params.min_hessian_in_leaf) & (right[H] >= params.min_hessian_in_leaf))
+        gains[..., side] = np.where(valid, gain, -np.inf)
+    return gains, below
 
 
-def _thresholds(node_bins: np.ndarray, width: int) -> np.ndarray:
-    """The candidate thresholds of a batch: every (feature position ``j``, bin ``b``) with ``b`` below
-    the most value bins ``n_f`` position ``j`` has in a node, as flat indices ``j * width + b``
-    into (k, width), ascending: the order (j, b)."""
-    return np.flatnonzero(np.arange(width) < node_bins.max(axis=0)[:, None])  # of (k, width)
+def first_tied(gains, below, missing, features, totals, params: TreeParams, gradient_noise: float = 0.0):
+    r"""The tie rule: the first candidate, in the order (feature, bin, side), whose gain ties the best;
+    None if the best gain does not beat ``min_gain_to_split`` (:mod:`~twinrank.reference.tree`, **Ties**).
 
-
-def _side_gains(side, below, totals, parent_score, b, missing, n_f, has_missing, separate, penalty, min_rows,
-                params: TreeParams) -> np.ndarray:
-    """The gains of the candidates of ``side`` at the thresholds of ``below`` (3, n_nodes, c), -inf
-    where the candidate is not defined or not valid; the other arguments are (n_nodes, c) per
-    threshold (``missing`` (3, n_nodes, c), ``totals`` (3, n_nodes, 1), ``b`` (c,)). (n_nodes, c)."""
-    l2 = params.lambda_l2
-    exists = _candidates_exist(n_f, b, has_missing, separate, side)  # (n_nodes, c)
-    left, right = _children(below, missing, totals, side)  # (3, n_nodes, c) each
-    extra = _score(missing, l2) if side == 2 else 0.0  # (n_nodes, c) G_M^2/(H_M+l2)
-    side_gain = _score(left, l2) + _score(right, l2) + extra - parent_score - penalty  # (n_nodes, c)
-    valid = (exists & (left[COUNT] >= min_rows) & (right[COUNT] >= min_rows)
-             & (left[H] >= params.min_hessian_in_leaf)
-             & (right[H] >= params.min_hessian_in_leaf))  # (n_nodes, c)
-    return np.where(valid, side_gain, -np.inf)
-
-
-def _first_tied(gain, sides, j, b, below, missing, features, totals, parent_score, noise,
-                params: TreeParams) -> list:
-    """Each node's best split from its candidates' gains (n_nodes, c, len(sides)): the first
-    candidate tied with the best, or None if no gain beats ``min_gain_to_split``."""
-    flat = gain.reshape(len(gain), -1)  # (n_nodes, c * len(sides)) in the tie order
-    best = flat.max(axis=1)  # (n_nodes,)
-    scale = np.abs(best) + parent_score  # (n_nodes,)
-    splits = best > params.min_gain_to_split + GAIN_TIE_RTOL * scale + noise  # (n_nodes,) False where -inf
-    first = np.argmax(flat >= tie_floor(best, scale)[:, None], axis=1)  # (n_nodes,) first tied
-    return [_split_at(n, *divmod(int(first[n]), len(sides)), gain, sides, j, b, below, missing, features, totals)
-            if splits[n] else None for n in range(len(gain))]
-
-
-def _split_at(n: int, t: int, s: int, gain, sides, j, b, below, missing, features, totals) -> Split:
-    """The split of node ``n`` at its threshold ``t`` (feature position ``j[t]``, bin ``b[t]``) on side ``sides[s]``."""
-    f, value, side = int(features[n, j[t]]), float(gain[n, t, s]), sides[s]
+    With $G^*$ the best gain and $S = |G^*| + G^2/(H + \lambda_2)$, a gain ties the best when it
+    is at least :func:`tie_floor` $= G^* - \epsilon S$; the node splits only if
+    $G^* > \mathrm{min\_gain\_to\_split} + \epsilon S + (\epsilon A)^2 / (H + \lambda_2)$
+    (:func:`rounding_gain`). ``missing``: (3, k), the statistics of each feature's missing rows.
+    """
+    best = gains.max()
+    scale = abs(best) + _score(totals, params.lambda_l2)
+    noise = rounding_gain(gradient_noise, totals[H], params.lambda_l2)
+    if not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale + noise:  # False where -inf
+        return None
+    j, b, side = np.unravel_index(np.argmax(gains.ravel() >= tie_floor(best, scale)), gains.shape)
+    f, gain = int(features[j]), float(gains[j, b, side])
     if side == 2:
-        return Split(value, f, int(b[t]), False, True)
-    if missing[COUNT, n, j[t]] > 0:
-        missing_left = side == 1
-    else:
-        left = below[COUNT, n, t]
-        missing_left = left >= totals[COUNT, n] - left  # more rows left
-    return Split(value, f, int(b[t]), bool(missing_left))
-
-
-def _sides(has_missing: np.ndarray, separate: np.ndarray) -> list:
-    """The sides some feature has candidates of (from the (n_nodes, k) flags; the others are not scored)."""
-    two_way = ~separate  # (n_nodes, k)
-    return [side for side, some in enumerate((two_way, has_missing & two_way, separate)) if some.any()]
+        return Split(gain, f, int(b), False, True)
+    if missing[COUNT, j] > 0:
+        return Split(gain, f, int(b), bool(side == 1))
+    left = below[COUNT, j, b]  # no missing row: a missing value later goes to the child with more rows
+    return Split(gain, f, int(b), bool(left >= totals[COUNT] - left))
 
 
 def _children(below, missing, totals, side):
-    """The left and right statistics of every (node, threshold) candidate of ``side``,
-    (3, n_nodes, c) each; ``missing`` (3, n_nodes, c), ``totals`` (3, n_nodes, 1)."""
+    """The left and right statistics of every candidate of ``side``, (3, k, width) each."""
     if side == 1:  # missing rows left
         left = below + missing
         return left, totals - left

@@ -89,26 +89,20 @@ two-way candidates only (those of ``"learn"`` mode) for that last split. A tree
 of ``L`` leaves made by ``s`` three-way splits has ``2 L - 1 - s <= 2 * max_leaves - 1``
 nodes.
 
-**Modules.** The grower is written here; it calls ``_histogram.node_histograms``
-(``build_histogram`` of a batch of nodes, each on its own features), and ``_split.best_splits_among``
-(``find_best_split`` of a batch of nodes: a split's children at once) with the tie rule above; ``_tree_checks``
-checks its arguments for both twins. Every public name is importable from this module.
+**Modules.** The grower is written here, one tree at a time, as the rules read:
+:func:`grow_tree`'s loop splits the best leaf, partitions its rows and scores its children.
+A node's histogram is ``_histogram.node_histogram`` (one ``np.bincount`` per statistic over
+its features), its split search ``_split.best_split`` (``np.cumsum`` over the bins, every
+candidate's gain at once, then the tie rule ``_split.first_tied``); ``_tree_checks`` checks
+the arguments for both twins. Every public name is importable from this module.
 
-**Loops written as NumPy.** The grower loops over splits, one leaf at a time, as the
-rules read. Inside a split there is no Python loop over rows or candidates: a
-histogram is one ``np.bincount`` per statistic over (feature, bin) keys; a split
-search is a ``np.cumsum`` over bins and an ``np.argmax`` over every (feature, bin,
-side) candidate; the larger child's histogram is the parent's minus its siblings'
-(sibling subtraction, Ke et al. 2017, Sec. 3) when every child has the parent's
-features, so only the smaller children are summed from their rows; the next leaf
-to split is an ``np.argmax`` over the leaves' best gains (``_Leaves``). A node that
-cannot split (at ``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no
-histogram, and a node's histogram covers only the features it may split on (a node that
-may split on every feature skips the constant ones, which have no candidate: ``_splittable``).
-``grow_trees`` grows a forest's batch of trees side by side (``_Growth``: each
-tree's loop cut into steps), the new leaves of every tree scored as one batch.
-Subtraction changes the last bits of the larger child's sums, never a split
-choice beyond the tie rule: the fast twin subtracts the same way.
+**Sibling subtraction** (Ke et al. 2017, Sec. 3). When every child has its parent's features
+(no feature subsampling) and the largest child (ties: the last) may be split, its histogram
+is the parent's minus its siblings', subtracted in child order, and only the smaller children
+are summed from their rows. It changes the last bits of the larger child's sums, never a split
+choice beyond the tie rule: the fast twin subtracts the same way. A node that cannot split (at
+``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no histogram, and a node that may
+split on every feature skips the constant ones, which have no candidate (``_splittable``).
 
 **Quantized gradients.** With ``quantized`` (a ``QuantizedGradients`` of
 ``quantize_gradients``) the same rules run on the integers $\tilde g, \tilde h$
@@ -125,10 +119,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._histogram import build_histogram, node_histograms
+from ._histogram import build_histogram, node_histogram
 from ._quantize import QuantizedGradients, checked_quantized, integer_job, quantize_gradients, refit
-from ._split import (GAIN_TIE_RTOL, Split, _score, best_splits_among, find_best_split, gradient_noise,
-                     tie_floor)
+from ._split import GAIN_TIE_RTOL, Split, _score, best_split, find_best_split, gradient_noise, tie_floor
 from ._tree_checks import _checked_inputs, checked_leaf_of_row
 from .constants import COUNT, G, H, MISSING_BIN
 from .model import LEAF, Tree
@@ -170,106 +163,117 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask, feature_cost)
     leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
     if quantized is None:
-        growth = _grown([_Growth(job)])[0]
+        nodes = _grow(job)
         if leaf_of_row is not None:
-            _label_rows(growth, leaf_of_row)
-        return growth.tree()
+            _label_rows(nodes, leaf_of_row)
+        return _as_tree(nodes, job.thresholds)
     on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
-    growth = _grown([_Growth(on_integers)])[0]
+    nodes = _grow(on_integers)
     if leaf_of_row is None:
         leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) the leaf of each row
-    _label_rows(growth, leaf_of_row)
-    return refit(growth.tree(), leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
-                 on_integers.gain_factor)
+    _label_rows(nodes, leaf_of_row)
+    return refit(_as_tree(nodes, job.thresholds), leaf_of_row, job.rows, job.gradients, job.hessians,
+                 params.lambda_l2, on_integers.gain_factor)
 
 
-def _label_rows(growth, leaf_of_row: np.ndarray) -> None:
+def grow_trees(binned, gradients, hessians, thresholds, params, samples, *, feature_cost=None) -> list:
+    """One tree per ``(rows, feature_mask)`` of ``samples``, in order, all on the same ``feature_cost``
+    (:func:`grow_tree`; a forest's trees of one round)."""
+    return [grow_tree(binned, gradients, hessians, thresholds, params, rows=rows, feature_mask=mask,
+                      feature_cost=feature_cost) for rows, mask in samples]
+
+
+def _grow(job) -> list:
+    """The nodes of one tree grown best-first (module docstring); each leaf keeps its rows.
+
+    Node ids are creation order. Each leaf that may split holds its best split and its best
+    two-way split (``splits``); the loop splits the leaf :func:`_next_leaf` picks until the tree
+    has ``max_leaves`` leaves or no leaf's split beats ``min_gain_to_split``.
+    """
+    job = SimpleNamespace(**vars(job), every_feature=np.flatnonzero(_splittable(job)),
+                          gradient_noise=gradient_noise(job))
+    root = _node(job, job.rows, depth=0, node_id=0)
+    nodes = [root]
+    _score_children(job, None, [root])
+    n_leaves, max_leaves = 1, job.params.max_leaves
+    while n_leaves < max_leaves:
+        last = int(n_leaves == max_leaves - 1)  # the last split adds one leaf: two-way only
+        k = _next_leaf(nodes, last, job.params.lambda_l2)
+        if k is None:
+            break
+        parent = nodes[k]
+        parent.split = parent.splits[last]
+        parts = _partition(job, parent.rows, parent.split)
+        parent.children = tuple(range(len(nodes), len(nodes) + len(parts)))
+        children = [_node(job, part, parent.depth + 1, node_id=c) for c, part in zip(parent.children, parts)]
+        nodes += children
+        n_leaves += len(parts) - 1
+        if n_leaves < max_leaves:
+            _score_children(job, parent, children)
+        parent.rows = parent.hist = parent.splits = None
+    return nodes
+
+
+def _next_leaf(nodes: list, last: int, l2: float):
+    """The leaf to split next: of the leaves whose best split (``last``: best two-way split) ties the
+    largest gain, the lowest id; None if no leaf can be split. The tie scale $S$ is the largest
+    ``|gain| + G^2 / (H + l2)`` of such a leaf (module docstring, **Ties**)."""
+    leaves = [(k, n.splits[last], float(_score(n.totals, l2))) for k, n in enumerate(nodes)
+              if n.splits is not None and n.splits[last] is not None]
+    if not leaves:
+        return None
+    best = max(split.gain for _, split, _ in leaves)
+    floor = tie_floor(best, max(abs(split.gain) + score for _, split, score in leaves))
+    return next(k for k, split, _ in leaves if split.gain >= floor)
+
+
+def _score_children(job, parent, children: list) -> None:
+    """The histograms and best splits of the ``children`` of ``parent`` (None: the root) that may split.
+
+    With sibling subtraction (:func:`_subtracted_child`) the largest child's histogram is the
+    parent's minus its siblings', and the siblings are summed from their rows even where they
+    cannot split themselves; otherwise each child that may split is summed from its rows.
+    """
+    largest = _subtracted_child(job, parent, children)
+    for child in children:
+        if child is not largest and (largest is not None or _may_split(job, child)):
+            child.hist = node_histogram(job.binned, job.gradients, job.hessians, child.rows, child.features)
+    if largest is not None:
+        largest.hist = parent.hist.copy()  # (3, k, 256)
+        for sibling in children:
+            if sibling is not largest:
+                largest.hist -= sibling.hist
+    for child in children:
+        if _may_split(job, child):
+            child.splits = _best_splits(job, child)
+        if not (_may_split(job, child) and _may_be_parent(job, child)):
+            child.hist = None  # no child of this node will subtract from it
+
+
+def _subtracted_child(job, parent, children: list):
+    """The child whose histogram is its parent's minus its siblings', or None: the largest (ties:
+    the last), when every child has the parent's features and the largest may be split."""
+    if parent is None or parent.hist is None:
+        return None
+    largest = max(reversed(children), key=lambda c: c.totals[COUNT])
+    same = all(np.array_equal(c.features, parent.features) for c in children)
+    return largest if same and _may_split(job, largest) else None
+
+
+def _best_splits(job, node) -> tuple:
+    """The node's ``(best split, best two-way split)``, each a Split or None (:func:`_split.best_split`)."""
+    args = (node.hist, node.features, node.totals, job.n_bins, job.penalty, job.params, job.min_rows)
+    best = best_split(*args, gradient_noise=job.gradient_noise)
+    if job.params.missing_split == "learn":
+        return best, best
+    return best, best_split(*args, two_way=True, gradient_noise=job.gradient_noise)
+
+
+def _label_rows(nodes: list, leaf_of_row: np.ndarray) -> None:
     """Write the leaf of each of the tree's rows into ``leaf_of_row`` (n_rows,): a leaf keeps its rows."""
-    for k, node in enumerate(growth.nodes):
+    for k, node in enumerate(nodes):
         if node.rows is not None:
             leaf_of_row[node.rows] = k
-
-
-class _Growth:
-    """One tree being grown by the rules of the module docstring: its nodes, its leaves'
-    best splits, and the best-first loop cut into steps (:meth:`split_next`)."""
-
-    def __init__(self, job):
-        every = np.flatnonzero(_splittable(job))  # the features of a node that may split on every feature
-        job = SimpleNamespace(**vars(job), gradient_noise=gradient_noise(job),  # rounding_gain's
-                              every_feature=every)
-        self.job, self.nodes = job, [_node(job, job.rows, depth=0, node_id=0)]
-        self.leaves = _Leaves(len(job.feature_mask))  # the best splits of the leaves that can be split
-        self.n_leaves = 1
-        self.scoring = (None, [0])  # (parent, children) to score before the next split
-
-    def split_next(self) -> bool:
-        """Split the next leaf (the rule's choice); False when the tree is finished."""
-        max_leaves = self.job.params.max_leaves
-        last = int(self.n_leaves == max_leaves - 1)  # the last split adds one leaf: two-way only
-        k = self.leaves.best_leaf(last) if self.n_leaves < max_leaves else None
-        if k is None:
-            return False
-        split, parent = self.leaves.pop(k)[last], self.nodes[k]
-        parts = _partition(self.job, parent.rows, split)
-        parent.split, parent.rows = split, None
-        parent.children = tuple(range(len(self.nodes), len(self.nodes) + len(parts)))
-        self.nodes += [_node(self.job, part, parent.depth + 1, node_id=i)
-                       for i, part in zip(parent.children, parts)]
-        self.n_leaves += len(parts) - 1
-        self.scoring = (parent, parent.children if self.n_leaves < max_leaves else [])
-        return True
-
-    def wanted(self) -> list:
-        """The children to score that can be split."""
-        return [self.nodes[c] for c in self.scoring[1] if _may_split(self.job, self.nodes[c])]
-
-    def add_scored(self) -> None:
-        """The scored children join the leaves that can be split; the parent's histogram goes."""
-        parent, children = self.scoring
-        for c in children:
-            if self.nodes[c].splits is not None:
-                self.leaves.add(c, self.nodes[c].splits,
-                                float(_score(self.nodes[c].totals, self.job.params.lambda_l2)))
-        if parent is not None:
-            parent.hist = None  # its children have theirs
-
-    def tree(self) -> Tree:
-        assert len(self.nodes) <= len(self.job.feature_mask)  # 2 * max_leaves - 1 rows suffice
-        return _as_tree(self.nodes, self.job.thresholds)
-
-
-class _Leaves:
-    r"""The best splits of the leaves that can be split, by node id, and the choice of the next one.
-
-    ``gain[last, k]`` is the gain of leaf ``k``'s best split (``last = 1``: two-way only), and
-    ``size[last, k]`` its $|\mathrm{gain}| + G^2 / (H + \lambda_2)$; ``-inf`` where leaf ``k`` has
-    no such split (or ``k`` is not a leaf). Arrays stand in for a loop over the leaves.
-    """
-
-    def __init__(self, n_slots: int):
-        self.gain = np.full((2, n_slots), -np.inf)  # (2, 2 * max_leaves - 1)
-        self.size = np.full((2, n_slots), -np.inf)  # (2, 2 * max_leaves - 1)
-        self.splits = {}  # leaf id -> (best split, best two-way split), each a Split or None
-
-    def add(self, k: int, splits: tuple, score: float) -> None:
-        self.splits[k] = splits
-        for last, split in enumerate(splits):
-            if split is not None:
-                self.gain[last, k], self.size[last, k] = split.gain, abs(split.gain) + score
-
-    def pop(self, k: int) -> tuple:
-        self.gain[:, k] = self.size[:, k] = -np.inf
-        return self.splits.pop(k)
-
-    def best_leaf(self, last: int):
-        """The leaf to split next: of the leaves whose gain ties the largest, the lowest id (None if
-        no leaf can be split); the scale is the largest ``|gain| + G^2 / (H + l2)`` of such a leaf."""
-        best = self.gain[last].max()
-        if best == -np.inf:
-            return None
-        tied = self.gain[last] >= tie_floor(best, self.size[last].max())  # (n_slots,)
-        return int(np.argmax(tied))  # the lowest tied id
 
 
 def _leaf_value(g_sum, h_sum, l2):
@@ -285,7 +289,7 @@ class _Node:
     value: float
     features: np.ndarray  # (k,) the features allowed at the node, ascending
     hist: np.ndarray | None = None  # (3, k, 256) while it is a leaf that may be split
-    splits: tuple | None = None  # (best split, best two-way split) once scored, if it may split
+    splits: tuple | None = None  # (best split, best two-way split) while it is a leaf that may split
     split: Split | None = None
     children: tuple = (LEAF, LEAF)  # (left, right) or (left, right, missing)
 
@@ -300,8 +304,7 @@ def _node(job, rows: np.ndarray, depth: int, node_id: int) -> _Node:
 def _splittable(job) -> np.ndarray:
     """The features that can have a candidate at all, (n_features,) bool: two value bins or more, or
     one and some missing rows. The others (constant features) get no histogram where a node may
-    split on every feature; a node of sampled features keeps them (the nodes of a forest's batch
-    have as many features each, so that their splits are searched as one batch)."""
+    split on every feature; a node of sampled features keeps them."""
     single = np.flatnonzero(job.n_bins == 1)  # (n_single,)
     splittable = job.n_bins > 1  # (n_features,)
     splittable[single] = (job.binned[:, single] == MISSING_BIN).any(axis=0)
@@ -313,92 +316,10 @@ def _may_split(job, node: _Node) -> bool:
     return node.depth < job.max_depth and node.totals[COUNT] >= 2 * job.min_rows
 
 
-def _score_children(growths: list) -> None:
-    """Histograms and best splits (``node.splits``) of the children every growth has to score
-    that can be split, all at once (one batch per number of features). The trees share
-    ``binned``, ``gradients`` and ``hessians``."""
-    job = growths[0].job
-    built = [c for g in growths for c in _built_from_rows(g)]
-    for batch in _by_feature_count(built, built):
-        hists = node_histograms(job.binned, job.gradients, job.hessians, [c.rows for c in batch],
-                                np.stack([c.features for c in batch]))  # (n_batch, 3, k, 256)
-        for child, hist in zip(batch, hists):
-            child.hist = hist
-    for growth in growths:
-        _subtract_siblings(growth)
-    wanted = [(g.job, c) for g in growths for c in g.wanted()]
-    for batch in _by_feature_count(wanted, [child for _, child in wanted]):
-        for (job, child), splits in zip(batch, _best_splits_of(batch)):
-            child.splits = splits
-            if not _may_be_parent(job, child):
-                child.hist = None  # no child of this node will subtract from it
-
-
-def _by_feature_count(items: list, nodes: list) -> list:
-    """``items`` grouped by the number of features of their ``nodes`` (one batch of a search each)."""
-    counts = [len(node.features) for node in nodes]
-    return [[item for item, n in zip(items, counts) if n == count] for count in dict.fromkeys(counts)]
-
-
-def _largest_if_subtracted(growth: _Growth):
-    """The child whose histogram is its parent's minus its siblings', or None.
-
-    Sibling subtraction (Ke et al. 2017, Sec. 3): when every child has the parent's
-    features (always without feature subsampling) and the largest child (ties: the
-    last) can be split, it gets the parent's histogram minus its siblings', subtracted
-    one by one in child order (the fast twin's order), and only the smaller children
-    are built from their rows. Otherwise each child that can be split is built from its rows.
-    """
-    parent, ids = growth.scoring
-    if parent is None or parent.hist is None or not ids:
-        return None
-    children = [growth.nodes[c] for c in ids]
-    largest = max(reversed(children), key=lambda c: c.totals[COUNT])
-    same = all(np.array_equal(c.features, parent.features) for c in children)
-    return largest if same and _may_split(growth.job, largest) else None
-
-
-def _built_from_rows(growth: _Growth) -> list:
-    """The children to score whose histograms are summed from their rows."""
-    largest = _largest_if_subtracted(growth)
-    if largest is None:
-        return growth.wanted()
-    return [growth.nodes[c] for c in growth.scoring[1] if growth.nodes[c] is not largest]
-
-
-def _subtract_siblings(growth: _Growth) -> None:
-    """The largest child's histogram, if it is subtracted (the parent's minus its siblings')."""
-    largest = _largest_if_subtracted(growth)
-    if largest is not None:
-        hist = growth.scoring[0].hist.copy()  # (3, k, 256)
-        for sibling in (growth.nodes[c] for c in growth.scoring[1]):
-            if sibling is not largest:
-                hist -= sibling.hist
-                if not _may_split(growth.job, sibling):
-                    sibling.hist = None  # built for the subtraction only
-        largest.hist = hist
-
-
 def _may_be_parent(job, node: _Node) -> bool:
     """Whether the node's histogram may serve its children (sibling subtraction): kept only
     for a node of every feature (no feature subsampling), where a child has the node's features."""
     return np.array_equal(node.features, job.every_feature)
-
-
-def _best_splits_of(batch: list) -> list:
-    """Each node's ``(best split, best two-way split)`` (each a Split or None), the ``(job, node)``
-    pairs of ``batch`` having as many features each, scored at once."""
-    job = batch[0][0]  # the trees of a batch share params, n_bins and penalty
-    args = (np.stack([n.hist for _, n in batch], axis=1),  # (3, n_nodes, k, 256)
-            np.stack([n.features for _, n in batch]),  # (n_nodes, k)
-            np.stack([n.totals for _, n in batch]),  # (n_nodes, 3)
-            job.n_bins, job.penalty, job.params,
-            np.array([j.min_rows for j, _ in batch]))  # (n_nodes,) each tree's min_rows
-    noise = np.array([j.gradient_noise for j, _ in batch])  # (n_nodes,) each tree's
-    best = best_splits_among(*args, gradient_noise=noise)
-    two_way = best if job.params.missing_split == "learn" else best_splits_among(
-        *args, two_way=True, gradient_noise=noise)
-    return list(zip(best, two_way))
 
 
 def _partition(job, rows: np.ndarray, split: Split) -> list:
@@ -434,30 +355,3 @@ def _split_threshold(feature_thresholds: np.ndarray, bin_threshold: int) -> floa
     if bin_threshold < len(feature_thresholds):
         return float(feature_thresholds[bin_threshold])
     return np.inf
-
-
-def grow_trees(binned, gradients, hessians, thresholds, params, samples, *,
-               feature_cost=None) -> list:
-    """One tree per ``(rows, feature_mask)`` of ``samples``, in order (:func:`grow_tree`),
-    all on the same ``feature_cost``.
-
-    **NumPy idiom for the loop over trees.** The trees grow side by side: each step
-    splits the next leaf of every tree still growing (each by its own best-first rule),
-    and the children of all of them are scored as one batch, the trees becoming the
-    node axis of the histograms and of the split search. Each tree is the one
-    :func:`grow_tree` grows alone.
-    """
-    growths = [_Growth(_checked_inputs(binned, gradients, hessians, thresholds, params, rows, mask,
-                                       feature_cost)) for rows, mask in samples]
-    return [growth.tree() for growth in _grown(growths)]
-
-
-def _grown(growths: list) -> list:
-    """``growths`` grown side by side to the end (their leaves keep their rows)."""
-    growing = growths
-    while growing:
-        _score_children(growing)
-        for growth in growing:
-            growth.add_scored()
-        growing = [growth for growth in growing if growth.split_next()]
-    return growths
