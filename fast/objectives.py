@@ -56,20 +56,20 @@ def rank_order(scores, query_offsets):
 
 
 def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
-               gain="exp2", normalize=False, queries=None, ranking=None):
+               gain="exp2", normalize=False, queries=None):
     """Numba-parallel twin of `twinrank.reference.objectives.lambdarank`.
 
     Queries run in parallel, one contiguous range of queries per thread (each query
     on one thread, so the result does not depend on the thread count). Pairs are
     visited one at a time: no (n, n) temporary, O(n) scratch per thread, O(n * min(n, truncation, k)) time
-    per query. With ``ranking`` from an earlier call, each query is sorted by
-    insertion from its earlier order (O(n + swaps) instead of O(n log n)).
+    per query. (The boosting loss :class:`LambdaRank` also sorts each query by insertion from
+    the previous round's order.)
     """
     y, scores, query_offsets, queries = _check_lambdarank(
-        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
+        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
     g, h = np.empty_like(scores), np.empty_like(scores)
     _lambdarank_into(y, scores, query_offsets, queries, (metric, k, sigma, truncation, gain, normalize, False),
-                     g, h, np.empty(0, np.int64) if ranking is None else ranking)
+                     g, h, np.empty(0, np.int64))
     return g, h
 
 
@@ -105,9 +105,10 @@ class LambdaRank(_reference.LambdaRank):
     """Numba-parallel twin of `twinrank.reference.objectives.LambdaRank`.
 
     Ranks the scores on the tie grid as the reference's loss does (read onto it by the
-    kernel, no pass of its own). Keeps each round's ranked order (``lambdarank(ranking=...)``)
-    as the next round's starting point: scores move little between rounds, so each query is
-    sorted by insertion from there. The gradients never depend on it.
+    kernel, no pass of its own). Keeps each round's ranked order (``self.ranking``, each query's
+    rows in ranked order) as the next round's starting point: scores move little between
+    rounds, so each query is sorted by insertion from there (O(n + swaps) instead of
+    O(n log n)). The gradients never depend on it.
     """
 
     def __init__(self, y, query_offsets, **options):

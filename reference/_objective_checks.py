@@ -31,8 +31,7 @@ def _check_logistic(y, scores):
     return y, scores
 
 
-def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries,
-                      ranking=None):
+def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
     """Validate the arguments of ``lambdarank``; shared by both twins, so both reject the same input."""
     y, scores = _check_pointwise(y, scores)
     bad = np.flatnonzero(y < 0)  # (n_bad,)
@@ -57,10 +56,6 @@ def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, ga
         raise ParameterError(f"sigma must be > 0, got {sigma!r}")
     if not isinstance(normalize, (bool, np.bool_)):
         raise ParameterError(f"normalize must be True or False, got {normalize!r}")
-    if ranking is not None and not (isinstance(ranking, np.ndarray) and ranking.dtype == np.int64
-                                    and ranking.shape == y.shape and ranking.flags.writeable
-                                    and ranking.flags.c_contiguous):
-        raise ParameterError(f"ranking must be a writable, contiguous int64 array of shape {y.shape}")
     query_offsets = _check_offsets(query_offsets, len(y))
     return y, scores, query_offsets, _check_queries(queries, len(query_offsets) - 1)
 

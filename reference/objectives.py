@@ -62,7 +62,7 @@ def rank_order(scores, query_offsets):
 
 
 def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
-               gain="exp2", normalize=False, queries=None, ranking=None):
+               gain="exp2", normalize=False, queries=None):
     r"""LambdaRank gradients ``g = -lambdas`` and hessians ``h`` (float64, shape (n_rows,)).
 
     Parameters
@@ -122,13 +122,6 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     queries : array of int or None
         The indices of the queries to compute, each at most once; the rows of the other
         queries get $g = h = 0$ (query subsampling). None computes every query.
-    ranking : int64 array of shape (n_rows,) or None
-        Receives, at the rows of the computed queries, their ranked order
-        (:func:`rank_order`'s format). A boosting loop passes the same array every
-        round: if it holds each query's rows from an earlier round, the fast twin
-        sorts by insertion from there (scores move little between rounds: a few
-        swaps per document instead of a full sort). The result never depends on it.
-
     Returns
     -------
     g : ndarray of float64, shape (n_rows,)
@@ -152,11 +145,8 @@ def lambdarank(y, scores, query_offsets, *, metric="ndcg", k=None, sigma=1.0, tr
     depend on the input order of the documents.
     """
     y, scores, query_offsets, queries = _check_lambdarank(
-        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries, ranking)
-    g, h = _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
-    if ranking is not None:  # an output here; the fast twin's warm start (see ``ranking``)
-        _keep_ranking(ranking, rank_order(scores, query_offsets), query_offsets, queries)
-    return g, h
+        y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
+    return _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries)
 
 
 def _lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, gain, normalize, queries):
@@ -245,12 +235,6 @@ def _tied_ndcg(y, query_offsets, tied, k, top, sigma, gain, lambdas, hessians, t
         lambdas[lo:hi] += sigma * weight * (n * gains - prefix[-1]) / (2.0 * ideal)
         hessians[lo:hi] += sigma**2 * weight * distance / (4.0 * ideal)
         total[q] += sigma * weight * np.sum(distance) / (4.0 * ideal)
-
-
-def _keep_ranking(ranking, order, query_offsets, queries):
-    """Copy the ranked rows of the computed ``queries`` from ``order`` into ``ranking``."""
-    for q in queries:
-        ranking[query_offsets[q]:query_offsets[q + 1]] = order[query_offsets[q]:query_offsets[q + 1]]
 
 
 def _pair_terms(score_gap, delta, spread, sigma, normalize):
