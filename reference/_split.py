@@ -93,11 +93,13 @@ def candidate_gains(hist, features, totals, n_bins, penalty, params: TreeParams,
     parent_score = _score(totals, l2)  # (1, 1)
     gains = np.full((len(features), width, SIDES), -np.inf)  # (k, width, 3)
     for side in range(SIDES):
+        exists = _candidates_exist(n_f, b, has_missing, separate, side)  # (k, width)
+        if not exists.any():  # no feature has candidates of this side (side 1: no missing rows)
+            continue
         left, right = _children(below, missing, totals, side)  # (3, k, width) each
         extra = _score(missing, l2) if side == 2 else 0.0  # (k, 1) G_M^2/(H_M+l2)
         gain = _score(left, l2) + _score(right, l2) + extra - parent_score - penalty[features][:, None]
-        valid = (_candidates_exist(n_f, b, has_missing, separate, side)
-                 & (left[COUNT] >= min_rows) & (right[COUNT] >= min_rows)
+        valid = (exists & (left[COUNT] >= min_rows) & (right[COUNT] >= min_rows)
                  & (left[H] >= params.min_hessian_in_leaf) & (right[H] >= params.min_hessian_in_leaf))
         gains[..., side] = np.where(valid, gain, -np.inf)
     return gains, below
