@@ -1,4 +1,4 @@
-"""Issue 17's bar on MQ2008: does OC (``step="optimal"``) reach Newton's best validation NDCG@10
+"""On MQ2008: does OC (``step="optimal"``) reach Newton's best validation NDCG@10
 (within 0.002) in no more trees than Newton needs? Five folds, 100 trees of 31 leaves, fast twin;
 also the test NDCG@10 of each at its best validation iteration.
 

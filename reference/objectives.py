@@ -276,7 +276,7 @@ def on_grid(scores: np.ndarray) -> np.ndarray:
     between twins, whose leaf values are summed in other orders; with DART, dropping a tree
     subtracts its term, and $(s + v) - v$ is not $s$. Ranking losses and DART's validation
     loss rank by scores on a grid far coarser than that noise and far finer than any score
-    gap that matters: real ties are ties again, broken by input order (DESIGN.md), in both
+    gap that matters: real ties are ties again, broken by input order (docs/agreement.md), in both
     twins.
     """
     grid = np.multiply(scores, TIE_GRID)  # (n_rows,) exact: a power of two scales without rounding

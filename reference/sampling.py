@@ -1,6 +1,6 @@
 r"""Every random choice of twinrank, drawn in one place.
 
-Randomness lives outside the kernels (DESIGN.md): each algorithm draws what it
+Randomness lives outside the kernels (docs/agreement.md): each algorithm draws what it
 needs from one ``numpy.random.Generator`` through these functions, in an order
 its docstring documents, and hands the kernels plain index or mask arrays. So
 the same seed gives the same model in both twins, on any number of threads.

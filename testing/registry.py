@@ -14,7 +14,7 @@ kernel writing into its arguments cannot make the other twin agree by accident.
 Only the *reference* twin is used to prepare inputs (e.g. the bins a histogram
 reads). Where bit equality is owed (histograms, split choice, one tree), the
 gradients and hessians are small multiples of $2^{-8}$: sums of a few of them
-are exact in any order (DESIGN.md, "Floating point").
+are exact in any order (docs/agreement.md).
 
 **Outputs.** A row's ``outputs(result)`` flattens what the function returned into
 named arrays (a :class:`~twinrank.reference.model.Tree` into its node arrays, a

@@ -32,7 +32,7 @@ def test_everyday_names_import_from_the_package(twin, name):
 
 
 def test_fast_estimators_are_the_fast_twin():
-    from twinrank.fast import LambdaMART  # noqa: F401  (the line of issue 13 item 7)
+    from twinrank.fast import LambdaMART  # noqa: F401  (the README's import line)
     assert fast.LambdaMART.engine.name != reference.LambdaMART.engine.name
     with pytest.raises(AttributeError):
         fast.NoSuchName  # noqa: B018

@@ -1,4 +1,4 @@
-"""The CLI's checks of the user's files and flags (issue 13, items 3, 4, 5, 7 and 8), on small files."""
+"""The CLI's checks of the user's files and flags, on small files."""
 import json
 import subprocess
 import sys

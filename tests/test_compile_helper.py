@@ -1,5 +1,5 @@
 """A cold cache: the tree grower compiles in a helper process (``twinrank.fast._warm``) whose cache
-this process then loads, and no helper outlives its parent (issue 13, item 2).
+this process then loads, and no helper outlives its parent.
 
 Each test runs fresh Python processes on their own empty numba cache. No timing is
 asserted (``benchmarks/cold_start.py`` times); waits for a process to end are bounded.

@@ -1,4 +1,4 @@
-"""The first run says it compiles (issue 13, item 2), once; a warm cache says nothing; the kernels
+"""The first run says it compiles, once; a warm cache says nothing; the kernels
 cache even when the package folder cannot be written, and never outlive the sources they came from.
 
 Each test runs a fresh Python process on the smallest kernel there is

@@ -1,4 +1,4 @@
-"""The course's exercises (issue 22): every stub fails its check with a counterexample, every
+"""The course's exercises: every stub fails its check with a counterexample, every
 reference solution passes, every plausible mistake is caught; the CLI's exit codes and JSON."""
 import ast
 import inspect

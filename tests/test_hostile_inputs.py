@@ -1,4 +1,4 @@
-"""Hostile inputs (issue 14, items 2, 3 and 4): each fails clearly, or is read as documented, in both twins."""
+"""Hostile inputs: each fails clearly, or is read as documented, in both twins."""
 import dataclasses
 import os
 import subprocess

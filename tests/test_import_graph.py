@@ -5,7 +5,7 @@ at the top, inside a function (the late import that hides a circle from Python b
 from a reader) or under ``if TYPE_CHECKING``. Relative imports and absolute
 ``twinrank.reference`` / ``twinrank.fast`` imports both make edges; a cycle in the graph
 of either twin, or one through both, fails. And the modules split to remove circles
-(issue 12) still offer every public name at the import path it had.
+still offer every public name at the import path it had.
 """
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_no_cycles():
     assert cycles(import_graph()) == []
 
 
-# Every public name of the modules split in issue 12, at the import path it had before.
+# Every public name of the modules split into private siblings, at the import path it had before.
 NAMES_BEFORE_THE_SPLIT = {
     "metrics": ["Convention", "CONVENTIONS", "DEFAULT_CONVENTION", "get_convention", "gain", "discount", "relevant",
                 "err_grades", "doc_ids_from_comments", "Prepared", "prepare", "check_k", "dcg", "ndcg", "mean_ndcg",

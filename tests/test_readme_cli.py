@@ -1,4 +1,4 @@
-"""The README's command-line example runs as written (issue 13, item 9), from an empty folder."""
+"""The README's command-line example runs as written, from an empty folder."""
 import re
 import shlex
 import subprocess

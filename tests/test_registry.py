@@ -5,7 +5,7 @@ rows build their inputs from a generated data set: tiny queries, few distinct
 feature values and NaNs for the kernels; continuous features and some hundred rows
 for whole models, whose trees could otherwise hang on near-ties of float sums (two
 features that cut a node into the same rows, their gains summed in another order by
-each twin: the split tie-breaking rule of DESIGN.md, not yet in this branch).
+each twin: the split tie-breaking rule of docs/agreement.md, not yet in this branch).
 """
 import importlib
 

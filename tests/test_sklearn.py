@@ -79,7 +79,7 @@ def test_tags_and_clone_keep_requests():
 
 @pytest.mark.parametrize("twin", [reference, fast])
 def test_grid_search_with_group_kfold_picks_a_configuration(twin):
-    """The bar of issue 13: GridSearchCV over a ranker with GroupKFold runs and picks."""
+    """GridSearchCV over a ranker with GroupKFold runs and picks."""
     X, y, qid = arrays()
     search = GridSearchCV(twin.LambdaMART(n_trees=4, min_samples_leaf=1),
                           {"max_leaves": [2, 7], "learning_rate": [0.1, 0.3]}, cv=GroupKFold(3),

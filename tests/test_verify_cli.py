@@ -24,7 +24,7 @@ def letor_file(tmp_path_factory):
 
     Seed 2: some seeds (1, 9, 10) make a McRank classifier split a node whose gain is zero in
     exact arithmetic (all its rows of one class) on rounding noise, differently in each twin;
-    ``verify`` reports it as a near-tie (see the split tie-breaking rule of DESIGN.md).
+    ``verify`` reports it as a near-tie (see the split tie rule, docs/agreement.md).
     """
     path = tmp_path_factory.mktemp("verify") / "small.txt"
     write_letor(ranking_data(seed=2, n_queries=40, max_docs=20, missing=0.1), path)
