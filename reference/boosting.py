@@ -95,70 +95,120 @@ def boost(train: Dataset, objective, params: BoostParams, *, valid: Dataset | No
 def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=None,
                  init_scores=None, valid_init_scores=None, algorithm="gbrt", model_params=None,
                  base_score=0.0, callback=None, costs=None) -> Ensemble:
-    """The loop of :func:`boost`, on the kernels of ``engine``."""
-    loss = loss if isinstance(loss, Loss) else Objective(loss)
-    rng = make_rng(params.seed)
-    thresholds = engine.bin_thresholds(train.X, params.max_bins)
-    binned = engine.apply_bins(train.X, thresholds)
-    scores = initial_scores(engine, train, init_model, init_scores, base_score)
-    if valid is not None:
-        valid_binned = engine.apply_bins(valid.X, thresholds)
-        valid_scores = initial_scores(engine, valid, init_model, valid_init_scores, base_score)
-    k = params.tree.n_features_per_node(train.n_features)
-    rule = StoppingRule(params) if valid is not None else None
-    if rule is not None:
-        rule.start(metric_value(engine, params, valid, valid_scores))
-    g, h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
-    leaves = np.empty(train.n_rows, dtype=np.int32)  # (n_rows,) each row's leaf in a round of all rows
-    trees, weights, history = [], [], {}
-    for m in range(params.n_trees):
-        f, rows = grow_round(engine, rng, train, binned, thresholds, loss, scores, params, k, g, h,
-                             costs=costs, leaf_of_row=leaves)
+    r"""The loop of :func:`boost`, on the kernels of ``engine``: gradient boosting of regression
+    trees with Newton leaves, the loop of Friedman (2001, Alg. 1) and of LambdaMART (Burges 2010,
+    Alg. 1; Wu, Burges, Svore & Gao 2010, Alg. 1), each variant a named step beside it::
+
+        F_0 = base_score (+ a prior model: LambdaSMART)            _Run
+        for m = 1 .. M:
+            g, h = the loss's gradients at F_{m-1}                  grow_round (with the round's
+            f_m = a regression tree fit to (g, h),                  sample, node feature subsets,
+                  leaf values -sum g / sum h                        quantized gradients)
+            pay for the features f_m splits on                      costs.pay (Mohan 2010, Ch. 6)
+            f_m <- eta_m f_m                                        shrink (params.tree_rate)
+            F_m = F_{m-1} + alpha_m f_m                             _Run.add (alpha_m = 1, or
+                                                                    optimal_step: "OC")
+            stop early?                                             _Run.record (StoppingRule)
+    """
+    run = _Run(engine, train, loss, params, valid, init_model, init_scores, valid_init_scores, base_score)
+    for m in range(1, params.n_trees + 1):
+        f, rows = grow_round(engine, run.rng, train, run.binned, run.thresholds, run.loss, run.scores, params,
+                             run.k, run.g, run.h, costs=costs, leaf_of_row=run.leaves)
         if f.n_nodes == 1:  # no split improves the loss: every further round would add a constant
-            if not trees:
-                warn_no_tree(train, thresholds, g, rows, params.tree, init_model)
+            if not run.trees:
+                warn_no_tree(train, run.thresholds, run.g, rows, params.tree, init_model)
             break
         if costs is not None:
             costs.pay([f])
-        f = dataclasses.replace(f, value=f.value * params.tree_rate(m + 1))
+        f = shrink(f, params.tree_rate(m))
+        run.add(f, rows)
+        if run.record(m, callback):
+            break
+    return run.ensemble(algorithm, model_params, base_score, init_model)
+
+
+def shrink(tree, rate: float):
+    r"""The tree with its leaf values times the round's learning rate $\eta_m$ (shrinkage, Friedman 2001)."""
+    return dataclasses.replace(tree, value=tree.value * rate)
+
+
+class _Run:
+    """The state of one boosting run: the binned training (and validation) data, the scores
+    $F_{m-1}$ on both, the round's gradient arrays, the trees so far and their history."""
+
+    def __init__(self, engine, train, loss, params, valid, init_model, init_scores, valid_init_scores,
+                 base_score):
+        self.engine, self.train, self.valid, self.params = engine, train, valid, params
+        self.loss = loss if isinstance(loss, Loss) else Objective(loss)
+        self.rng = make_rng(params.seed)
+        self.thresholds = engine.bin_thresholds(train.X, params.max_bins)
+        self.binned = engine.apply_bins(train.X, self.thresholds)
+        self.scores = initial_scores(engine, train, init_model, init_scores, base_score)  # (n_rows,) F_0
+        if valid is not None:
+            self.valid_binned = engine.apply_bins(valid.X, self.thresholds)
+            self.valid_scores = initial_scores(engine, valid, init_model, valid_init_scores, base_score)
+        self.k = params.tree.n_features_per_node(train.n_features)
+        self.rule = StoppingRule(params) if valid is not None else None
+        if self.rule is not None:
+            self.rule.start(metric_value(engine, params, valid, self.valid_scores))
+        self.g, self.h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
+        self.leaves = np.empty(train.n_rows, dtype=np.int32)  # (n_rows,) each row's leaf in a round of all rows
+        self.trees, self.weights, self.history = [], [], {}
+
+    def add(self, f, rows) -> None:
+        r"""$F_m = F_{m-1} + \alpha_m f_m$ on the training and validation rows; $\alpha_m = 1$, or with
+        ``step="optimal"`` the exact best step on the validation or training data (:func:`optimal_step`).
+
+        A round of all rows adds ``value[leaf]`` of each row's leaf (the grower's partition); a
+        round of sampled rows walks the tree on the bins of every row.
+        """
+        engine, params = self.engine, self.params
         train_step = None  # (n_rows,) the tree on the training rows, where a walk or the line search needs it
         if rows is not None:
-            train_step = engine.predict_tree_binned(f, binned)
+            train_step = engine.predict_tree_binned(f, self.binned)
         elif params.step == "optimal" and params.step_on == "train":
-            train_step = f.value[leaves]
-        valid_step = engine.predict_tree_binned(f, valid_binned) if valid is not None else None
+            train_step = f.value[self.leaves]
+        valid_step = engine.predict_tree_binned(f, self.valid_binned) if self.valid is not None else None
         weight = 1.0
         if params.step == "optimal":
-            on = (valid, valid_scores, valid_step) if params.step_on == "valid" else (train, scores, train_step)
+            on = ((self.valid, self.valid_scores, valid_step) if params.step_on == "valid"
+                  else (self.train, self.scores, train_step))
             weight = optimal_step(engine, params, *on)
-            history.setdefault("alpha", []).append(weight)
-        trees.append(f)
-        weights.append(weight)
+            self.history.setdefault("alpha", []).append(weight)
+        self.trees.append(f)
+        self.weights.append(weight)
         if train_step is None:  # the loop's own array, in place
-            engine.add_leaf_values(scores, f.value, leaves, weight)
+            engine.add_leaf_values(self.scores, f.value, self.leaves, weight)
         else:
-            scores += weight * train_step if weight != 1.0 else train_step
-        record = {}
+            self.scores += weight * train_step if weight != 1.0 else train_step
+        if self.valid is not None:
+            self.valid_scores += weight * valid_step if weight != 1.0 else valid_step
+
+    def record(self, m: int, callback) -> bool:
+        """The metrics after tree ``m`` into the history and the ``callback``; True when the stopping
+        rule (early stopping, or BL-MART's overfitting tolerance) says stop."""
+        params, record = self.params, {}
         if params.eval_train:
-            record[f"train:{params.metric}"] = metric_value(engine, params, train, scores)
+            record[f"train:{params.metric}"] = metric_value(self.engine, params, self.train, self.scores)
         stop = False
-        if valid is not None:
-            valid_scores += weight * valid_step if weight != 1.0 else valid_step
-            record[f"valid:{params.metric}"] = metric_value(engine, params, valid, valid_scores)
-            stop = rule.update(m + 1, record[f"valid:{params.metric}"])
+        if self.valid is not None:
+            record[f"valid:{params.metric}"] = metric_value(self.engine, params, self.valid, self.valid_scores)
+            stop = self.rule.update(m, record[f"valid:{params.metric}"])
         for key, value in record.items():
-            history.setdefault(key, []).append(value)
+            self.history.setdefault(key, []).append(value)
         if callback is not None:
-            callback(m + 1, record)
-        if stop:
-            break
-    n_keep = len(trees) if rule is None else rule.n_trees_to_keep(len(trees))
-    return Ensemble(
-        trees=trees[:n_keep], tree_weights=np.array(weights[:n_keep], dtype=np.float64), base_score=base_score,
-        n_features=train.n_features, init_model=init_model, algorithm=algorithm,
-        params=dict(model_params or {}), history=history,
-        best_iteration=None if rule is None else rule.best_n_trees,
-    )
+            callback(m, record)
+        return stop
+
+    def ensemble(self, algorithm, model_params, base_score, init_model) -> Ensemble:
+        """The model: the trees up to the best validation value (with a stopping rule), or all."""
+        n_keep = len(self.trees) if self.rule is None else self.rule.n_trees_to_keep(len(self.trees))
+        return Ensemble(
+            trees=self.trees[:n_keep], tree_weights=np.array(self.weights[:n_keep], dtype=np.float64),
+            base_score=base_score, n_features=self.train.n_features, init_model=init_model, algorithm=algorithm,
+            params=dict(model_params or {}), history=self.history,
+            best_iteration=None if self.rule is None else self.rule.best_n_trees,
+        )
 
 
 def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scores, params: BoostParams, k: int,

@@ -8,6 +8,20 @@ $$\gamma_{lm} = \frac{\sum_{x_i \in R_{lm}} \lambda_i}{\sum_{x_i \in R_{lm}} w_i
 
 (Burges 2010, Alg. 1), shrunk by the learning rate. LambdaSMART (Wu et al. 2010)
 is the same loop started from a prior model's scores: ``init_model``.
+
+Where each line of the algorithm box is (Burges 2010, Alg. 1; Wu, Burges, Svore & Gao 2010,
+Alg. 1)::
+
+    set number of trees N, training samples m, leaves L, learning rate eta
+                                                n_trees, max_leaves, learning_rate: BoostParams
+    for i = 0 .. m: F_0(x_i) = BaseModel(x_i)   boosting._Run (0, or init_model's scores)
+    for k = 1 .. N:
+        for i = 0 .. m:
+            y_i = lambda_i, w_i = d lambda_i / d F   objectives.lambdarank (LambdaMART.lambdarank_loss)
+        {R_lk} = L-leaf regression tree on {x_i, y_i}        tree.grow_tree (boosting.grow_round)
+        gamma_lk = sum lambda_i / sum w_i over R_lk          tree._leaf_value (the Newton step)
+        F_k(x_i) = F_{k-1}(x_i) + eta sum_l gamma_lk 1(x_i in R_lk)
+                                                boosting.shrink, boosting._Run.add
 """
 from __future__ import annotations
 
