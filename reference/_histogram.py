@@ -15,7 +15,7 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     -------
     float64 array (n_features, 256, 3): ``[..., 0]`` sum of gradients, ``[..., 1]``
     sum of hessians, ``[..., 2]`` row count; slot ``MISSING_BIN`` holds the missing rows.
-    (The grower keeps the statistics first: :func:`node_histogram`.)
+    (The grower keeps the statistics first: ``node_histogram``.)
     """
     features = np.arange(binned.shape[1])
     return np.moveaxis(node_histogram(binned, gradients, hessians, rows, features), 0, -1)
