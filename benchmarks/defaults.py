@@ -200,6 +200,7 @@ def _catboost(loss, s, train, valid, test):
     model = CatBoostRanker(loss_function=loss, iterations=s["trees"], learning_rate=s["learning_rate"],
                            grow_policy="Lossguide", max_leaves=s["leaves"], min_data_in_leaf=s["min_leaf"],
                            random_seed=1, thread_count=2, eval_metric="NDCG:top=10", verbose=False,
+                           allow_writing_files=False,
                            early_stopping_rounds=100 if valid is not None else None)
     model.fit(pool(train), eval_set=pool(valid) if valid is not None else None, use_best_model=valid is not None)
     return model.predict(test.X), model.tree_count_
