@@ -128,7 +128,7 @@ class LambdaRankParams:
 
         With ``target`` None: the family of ``metric`` at cutoff $\max(k, 30)$ (``TARGET_DEPTH``;
         a metric without a cutoff keeps none). Pairs ranked 11-30 then pull on each other too:
-        on held-out data (5 sets) NDCG@30's lambdas gave a better test NDCG@10 than NDCG@10's
+        on held-out data (4 sets) NDCG@30's lambdas gave a better test NDCG@10 than NDCG@10's
         (``docs/lambdas.md``, "Which default"); 30 is LightGBM's ``lambdarank_truncation_level``.
         """
         if self.target is not None:

@@ -222,13 +222,13 @@ def _tied_ndcg(y, query_offsets, tied, k, top, sigma, gain, lambdas, hessians, t
             continue
         gains = np.exp2(y[lo:hi]) - 1.0 if gain == "exp2" else y[lo:hi].astype(np.float64)  # (n,)
         discounts = _discounts(np.arange(n), k)  # (n,) D_p of each position p
-        ideal = np.sum(np.sort(gains)[::-1] * discounts)
+        ranked = np.sort(gains)  # (n,) ascending
+        ideal = np.sum(ranked[::-1] * discounts)
         if ideal == 0.0:
             continue
         first = np.arange(min(top, n))  # (T,) the positions p < T
         after = np.cumsum(discounts[::-1])[::-1] - discounts  # (n,) sum of D_q over q > p
         weight = 2.0 * np.sum((n - 1 - first) * discounts[first] - after[first]) / (n * (n - 1))
-        ranked = np.sort(gains)  # (n,) ascending
         below = np.searchsorted(ranked, gains, side="right")  # (n,) how many gains are <= G_i
         prefix = np.cumsum(ranked)  # (n,)
         distance = gains * (2 * below - n) - 2.0 * prefix[below - 1] + prefix[-1]  # (n,) sum_j |G_i - G_j|
