@@ -77,9 +77,9 @@ class Twinrank:
     name = "twinrank"
 
     def __init__(self, settings: Settings):
-        from twinrank.fast import binning
-        from twinrank.fast._threads import threads
-        from twinrank.fast.lambdamart import LambdaMART
+        from twinrank.fast.rankers.lambdamart import LambdaMART
+        from twinrank.fast.runtime._threads import threads
+        from twinrank.fast.trees import binning
 
         self.s, self.binning, self.threads, self.LambdaMART = settings, binning, threads, LambdaMART
 

@@ -28,11 +28,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-
-from twinrank.reference.data import Dataset
-
 from _frameworks import FRAMEWORKS, Settings
 from generate import generate
+
+from twinrank.reference.io.data import Dataset
 
 PREDICT_REPEATS = 3
 

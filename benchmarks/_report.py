@@ -51,7 +51,7 @@ def markdown(out: dict) -> str:
                   f"the first rows of the training set, {_scaling_trees(out)} trees, best of {out.get('scaling_repeat', 1)} "
                   "run(s) each):", "",
                   scaling.report(out["scaling_rows"], [], [k for k in out["scaling_rows"][0] if k in ("twinrank", "lightgbm", "xgboost")]), "",
-                  "Cost of one `twinrank.fast.objectives.lambdarank` call (NDCG, no cutoff) on about 240,000 "
+                  "Cost of one `twinrank.fast.losses.objectives.lambdarank` call (NDCG, no cutoff) on about 240,000 "
                   "rows, against the documents per query, with all pairs and with truncation 20:", "",
                   scaling.report([], out["lambda_cost"], [])]
     return "\n".join(lines) + "\n"

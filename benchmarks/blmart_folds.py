@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from twinrank.fast.bagging import BLMART
-from twinrank.fast.lambdamart import LambdaMART
-from twinrank.fast.metrics import evaluate
-from twinrank.reference.runs import read_folds
+from twinrank.fast.evaluation.metrics import evaluate
+from twinrank.fast.rankers.bagging import BLMART
+from twinrank.fast.rankers.lambdamart import LambdaMART
+from twinrank.reference.ensembles.runs import read_folds
 
 METRICS = ["ndcg@10", "map"]
 

@@ -13,7 +13,7 @@ import sys
 import time
 
 from twinrank.fast import LambdaMART, load_mq2008
-from twinrank.fast.bagging import BLMART, member_queries, member_seeds
+from twinrank.fast.rankers.bagging import BLMART, member_queries, member_seeds
 
 
 def seconds(fn) -> float:

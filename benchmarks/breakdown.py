@@ -66,10 +66,10 @@ def profile_fit(train, settings: Settings, *, eval_train: bool = False, sample_e
     objective and (with ``eval_train``) of the metric are also timed once more on
     their own; that extra work is excluded from the loop's total.
     """
-    from twinrank.fast import metrics
     from twinrank.fast.engine import FAST
-    from twinrank.fast.lambdamart import LambdaMART
-    from twinrank.reference.metrics import prepare
+    from twinrank.fast.evaluation import metrics
+    from twinrank.fast.rankers.lambdamart import LambdaMART
+    from twinrank.reference.evaluation.metrics import prepare
 
     watch, checks = Stopwatch(), Stopwatch()
     rounds, boost_seconds = [0], [0.0]  # the objective is the first kernel of every round

@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _machine import machine  # noqa: E402
 
-COMMAND = ["-m", "twinrank.fast.cli", "demo", "--quiet"]
+COMMAND = ["-m", "twinrank.cli", "demo", "--quiet"]
 
 
 def timed_run(args: list[str], cache_dir: str, threads: int | None) -> dict:
@@ -101,7 +101,7 @@ def profile_child(out_path: str) -> None:
     listener = CompileProfile()
     register("numba:compile", listener)
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    from twinrank.fast.cli import main
+    from twinrank.cli import main
     with contextlib.redirect_stdout(io.StringIO()):
         main(COMMAND[2:])
     total = {"cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - wall0}

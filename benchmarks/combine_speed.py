@@ -26,9 +26,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from generate import train_test  # noqa: E402
 
 from twinrank.fast import LambdaMART  # noqa: E402
-from twinrank.fast import _combine_kernels as kernels  # noqa: E402
-from twinrank.fast import combine as fast  # noqa: E402
-from twinrank.reference import combine as reference  # noqa: E402
+from twinrank.fast.combination import (
+    _combine_kernels as kernels,  # noqa: E402
+    combine as fast,  # noqa: E402
+)
+from twinrank.reference.combination import combine as reference  # noqa: E402
 
 BM25_WHOLE = 109  # 0-based column of feature 110, BM25 of the whole document
 

@@ -21,8 +21,8 @@ import time
 import numpy as np
 
 from twinrank.fast import LambdaMART, evaluate, load_mq2008
-from twinrank.fast.dart import DART, XDART
-from twinrank.fast.stats import not_significantly_worse, randomization_test
+from twinrank.fast.evaluation.stats import not_significantly_worse, randomization_test
+from twinrank.fast.rankers.dart import DART, XDART
 
 
 def ndcg10(est, test, n_trees=None) -> np.ndarray:

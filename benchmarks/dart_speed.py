@@ -38,7 +38,7 @@ from _machine import machine  # noqa: E402
 from generate import train_test  # noqa: E402
 
 from twinrank.fast import LambdaMART, evaluate  # noqa: E402
-from twinrank.fast.dart import DART, XDART  # noqa: E402
+from twinrank.fast.rankers.dart import DART, XDART  # noqa: E402
 
 
 def per_iteration(times: list) -> dict:

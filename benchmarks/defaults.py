@@ -39,18 +39,18 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 import _lightgbm_bins
 import generate
 import generate_raw
+import numpy as np
+
 from twinrank.fast.engine import FAST
-from twinrank.fast.lambdamart import LambdaMART
-from twinrank.fast.metrics import evaluate
-from twinrank.fast.objectives import lambdarank
-from twinrank.reference.data import Dataset, load_mq2008
-from twinrank.reference.letor import read_letor
-from twinrank.reference.objectives import Loss
+from twinrank.fast.evaluation.metrics import evaluate
+from twinrank.fast.losses.objectives import lambdarank
+from twinrank.fast.rankers.lambdamart import LambdaMART
+from twinrank.reference.io.data import Dataset, load_mq2008
+from twinrank.reference.io.letor import read_letor
+from twinrank.reference.losses.objectives import Loss
 
 TWINRANK = ("twinrank", "twinrank target=ndcg@10", "twinrank input-order ties", "twinrank lightgbm bins")
 EARLY_STOPPING = dict(trees=1000, learning_rate=0.05, leaves=15, min_leaf=20)
@@ -152,7 +152,7 @@ def _twinrank(name, s, train, valid, test):
 
 
 def _blmart(s, train, valid, test):
-    from twinrank.fast.bagging import BLMART
+    from twinrank.fast.rankers.bagging import BLMART
 
     est = BLMART(n_trees=s["trees"], learning_rate=s["learning_rate"], max_leaves=s["leaves"],
                  min_samples_leaf=s["min_leaf"], seed=1, n_threads=2,

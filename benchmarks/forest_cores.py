@@ -24,11 +24,12 @@ import time
 import numba
 import numpy as np
 
-from twinrank.fast import forest, tree
-from twinrank.fast._threads import threads
-from twinrank.reference.data import load_mq2008
-from twinrank.reference.forest import tree_sample
+from twinrank.fast.rankers import forest
+from twinrank.fast.runtime._threads import threads
+from twinrank.fast.trees import tree
+from twinrank.reference.io.data import load_mq2008
 from twinrank.reference.params import ForestParams, TreeParams
+from twinrank.reference.rankers.forest import tree_sample
 from twinrank.reference.sampling import make_rng
 
 

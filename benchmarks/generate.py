@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 
-from twinrank.reference.data import Dataset
+from twinrank.reference.io.data import Dataset
 
 STREAMS = ("body", "anchor", "title", "url", "whole")
 STREAM_KINDS = (
@@ -295,7 +295,7 @@ def main(argv=None):
     parser.add_argument("--write", metavar="PATH", help="write the training set as LETOR (.gz ok)")
     parser.add_argument("--write-test", metavar="PATH", help="write the test set as LETOR")
     args = parser.parse_args(argv)
-    from twinrank.reference.letor import write_letor
+    from twinrank.reference.io.letor import write_letor
 
     n_queries = queries_for_rows(args.rows) if args.rows else args.queries
     start = time.perf_counter()

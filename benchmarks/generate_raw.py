@@ -27,7 +27,7 @@ import argparse
 
 import numpy as np
 
-from twinrank.reference.data import Dataset
+from twinrank.reference.io.data import Dataset
 
 N_FEATURES = 25
 MEAN_DOCS = 150
@@ -88,7 +88,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--write", required=True, help="LETOR file to write")
     args = p.parse_args(argv)
-    from twinrank.reference.letor import write_letor
+    from twinrank.reference.io.letor import write_letor
 
     write_letor(generate(args.queries, seed=args.seed), args.write)
 

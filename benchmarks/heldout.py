@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from twinrank.fast.lambdamart import LambdaMART
-from twinrank.fast.metrics import evaluate
-from twinrank.reference.letor import read_letor
+from twinrank.fast.evaluation.metrics import evaluate
+from twinrank.fast.rankers.lambdamart import LambdaMART
+from twinrank.reference.io.letor import read_letor
 
 
 def main(argv=None):

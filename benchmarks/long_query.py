@@ -3,7 +3,7 @@
     python benchmarks/long_query.py [--docs 20000] [--trees 2] [--engine reference]
 
 The reference lists LambdaRank's pairs a block of about ``PAIR_BLOCK`` pairs at a time
-(``reference/objectives.py``, ``reference/_query_pairs.py``), so its memory grows like n, not
+(``reference/losses/objectives.py``, ``reference/losses/_query_pairs.py``), so its memory grows like n, not
 n^2: before the blocks, a 20,000-document query needed 3 GB per (n, n) matrix and died near 9.8 GB. Each run is a
 fresh process (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``: its peak resident memory);
 it prints the peak, the seconds, and the limit it is checked against (``--limit-gb``).

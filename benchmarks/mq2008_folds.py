@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from twinrank.reference.data import load_mq2008
+from twinrank.reference.io.data import load_mq2008
 
 PARAMS = dict(learning_rate=0.05, max_leaves=15, min_samples_leaf=20, metric="ndcg@10",
               early_stopping_rounds=100, seed=0)

@@ -34,11 +34,11 @@ import time
 
 import numpy as np
 
-from twinrank.fast.lambdamart import LambdaMART
-from twinrank.fast.metrics import evaluate
-from twinrank.fast.predict import predict_ensemble
-from twinrank.reference.data import Dataset, load_mq2008
-from twinrank.reference.letor import read_letor
+from twinrank.fast.evaluation.metrics import evaluate
+from twinrank.fast.rankers.lambdamart import LambdaMART
+from twinrank.fast.trees.predict import predict_ensemble
+from twinrank.reference.io.data import Dataset, load_mq2008
+from twinrank.reference.io.letor import read_letor
 
 RANKERS = ("twinrank", "twinrank normalize=False", "lightgbm", "lightgbm lambdarank_norm=False",
            "xgboost")

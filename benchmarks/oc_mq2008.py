@@ -4,8 +4,13 @@ also the test NDCG@10 of each at its best validation iteration.
 
     python benchmarks/oc_mq2008.py   # writes benchmarks/oc_mq2008.json
 """
-import json, time, numpy as np
-from twinrank.fast import load_mq2008, LambdaMART, evaluate
+import json
+import time
+
+import numpy as np
+
+from twinrank.fast import LambdaMART, evaluate, load_mq2008
+
 out = {}
 for fold in (1, 2, 3, 4, 5):
     train, valid, test = load_mq2008(fold)

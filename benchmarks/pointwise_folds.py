@@ -5,7 +5,7 @@ under the RankLib convention (a query with no relevant document scores 0), mean 
 five folds. The boosted models (IGBRT's boosting, GBRT) stop early on the fold's validation
 NDCG@10 and keep their best round; the forest has no stopping rule (more trees do not
 overfit). The random forest is IGBRT's own forest (``model_.init_model``: the
-``RandomForest`` of the same parameters and seed, as ``tests/test_forest.py`` checks), so the
+``RandomForest`` of the same parameters and seed, as ``tests/rankers/test_forest.py`` checks), so the
 comparison asks exactly whether boosting the forest's residuals helps (Mohan 2010; Mohan,
 Chen & Weinberger 2011). Each seed grows other forests; the last lines average over seeds.
 
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from twinrank.reference.data import load_mq2008
+from twinrank.reference.io.data import load_mq2008
 
 # Chosen on the validation sets only (mean validation NDCG@10 over the folds and seeds 1-3):
 # the forest's min_samples_leaf among 5, 20, 50 by the forest's own score (50), then the

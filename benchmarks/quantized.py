@@ -25,15 +25,13 @@ import os
 import sys
 import tempfile
 
+import numpy as np
 import scaling
 from _frameworks import Settings
 from _machine import machine
 from _measure import save
 from generate import queries_for_rows, train_test
 from speed import _ndcg
-
-import numpy as np
-
 
 PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE"}  # the policy twinrank.fast sets for itself
 

@@ -3,7 +3,7 @@
 Usage: python benchmarks/reference_speed.py [--only NAME ...] [--tree-fraction 1.0] [--json FILE]
                                            [--markdown-from FILE]
 
-Every algorithm of the CLI's ``ALGORITHMS`` table (``fast/_cli_train.py``) and the GBRT
+Every algorithm of the CLI's ``ALGORITHMS`` table (``_twinrank/cli/training/train.py``) and the GBRT
 variants of Mohan's thesis, each with its documented defaults (the estimator's own
 ``n_trees``, ``max_leaves``, ...), fitted on the bundled MQ2008 Fold1 training set
 (9,630 rows, 46 features) with the validation fold as ``eval_set``, once by the
@@ -26,11 +26,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _machine import machine  # noqa: E402
-
 import importlib  # noqa: E402
 
-from twinrank.fast._cli_train import ALGORITHMS  # noqa: E402
+from _machine import machine  # noqa: E402
+
+from twinrank.cli.training.train import ALGORITHMS  # noqa: E402
 from twinrank.reference import load_mq2008  # noqa: E402
 
 VARIANTS = {  # name: (CLI algorithm, parameters beyond the defaults)

@@ -11,7 +11,7 @@
   loads the same float32 arrays first). Each thread count of ``--threads`` is a row set of its own.
 * **Features.** At ``--feature-rows`` rows, the first ``d`` of the 136 columns for each ``d``
   of ``--features`` (2 threads).
-* **Lambdas.** ``twinrank.fast.objectives.lambdarank`` (NDCG, no cutoff) on
+* **Lambdas.** ``twinrank.fast.losses.objectives.lambdarank`` (NDCG, no cutoff) on
   ``--lambda-rows`` rows cut into queries of ``n`` documents each, with all pairs
   (truncation None, O(n^2) per query) and with truncation 20 (O(20 n)); scores are
   random normal (no ties), the median of ``REPEATS`` calls after one warm-up call.
@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _frameworks import FRAMEWORKS, Settings
 from _machine import machine
 from _measure import save, settings_json
@@ -75,8 +74,8 @@ def rows_scaling(train, sizes, settings: Settings, frameworks, env=None, repeat=
 
 def lambda_cost(total_rows=240_000, docs_per_query=DOCS_PER_QUERY, truncations=(None, 20), threads=2) -> list[dict]:
     """Milliseconds of one ``lambdarank`` call on ``total_rows`` rows, per query size and truncation."""
-    from twinrank.fast import objectives
-    from twinrank.fast._threads import threads as numba_threads
+    from twinrank.fast.losses import objectives
+    from twinrank.fast.runtime._threads import threads as numba_threads
 
     rng = np.random.default_rng(0)
     results = []

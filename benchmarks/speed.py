@@ -36,7 +36,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
 import scaling
 from _frameworks import FRAMEWORKS, Settings
 from _machine import machine
@@ -44,8 +43,8 @@ from _measure import save
 from _report import markdown, terminal, with_readme_block
 from generate import queries_for_rows, train_test
 
-from twinrank.reference.data import Dataset
-from twinrank.reference.letor import read_letor
+from twinrank.reference.io.data import Dataset
+from twinrank.reference.io.letor import read_letor
 
 HERE = Path(__file__).resolve().parent
 HIGHER_IS_BETTER = ("docs_per_s", "docs_per_s_big", "ndcg@10")
@@ -150,7 +149,7 @@ def _worker_env(args) -> dict:
 
 
 def _ndcg(data, scores) -> float:
-    from twinrank.fast.metrics import evaluate
+    from twinrank.fast.evaluation.metrics import evaluate
 
     return evaluate(["ndcg@10"], data.y, scores, data.query_offsets, convention="lightgbm")["ndcg@10"]
 

@@ -25,11 +25,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from generate import generate, queries_for_rows  # noqa: E402
 
-from twinrank.fast import binning as fast_binning  # noqa: E402
-from twinrank.fast import tree as fast_tree  # noqa: E402
-from twinrank.reference import binning as ref_binning  # noqa: E402
-from twinrank.reference import tree as ref_tree  # noqa: E402
+from twinrank.fast.trees import (
+    binning as fast_binning,  # noqa: E402
+    tree as fast_tree,  # noqa: E402
+)
 from twinrank.reference.params import TreeParams  # noqa: E402
+from twinrank.reference.trees import (
+    binning as ref_binning,  # noqa: E402
+    tree as ref_tree,  # noqa: E402
+)
 
 PARAMS = TreeParams(max_leaves=31, min_samples_leaf=20)
 

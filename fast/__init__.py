@@ -3,7 +3,7 @@
 Same modules, same public names, same signatures, same results (within the
 tolerances the agreement tests document). Shared data structures (Dataset,
 Tree, Ensemble, parameters, errors, sampling) live once, in
-``twinrank.reference``, and are re-exported here.
+``twinrank.reference``; the everyday ones are importable from here too.
 
 Importing this package sets ``OMP_WAIT_POLICY=PASSIVE`` unless the environment
 already sets it: numba's OpenMP threads otherwise spin between the many short
@@ -12,36 +12,36 @@ drives them (measured: 100 LambdaMART trees on MQ2008 took 12.5 s instead of 1.1
 on 2 threads of a loaded 2-core machine).
 
 Importing it also chooses where numba caches the compiled kernels
-(:mod:`._numba_cache`: a folder named by a hash of the twins' sources, beside them, or
+(:mod:`twinrank.fast.runtime._numba_cache`: a folder named by a hash of the twins' sources, beside them, or
 in a per-user directory when they are read-only; ``CACHE_DIR`` names it).
 
 The everyday names are importable from the package itself, as in
 ``from twinrank.fast import LambdaMART, load_mq2008, evaluate`` (the same names as
 ``twinrank.reference``). They are loaded on first use (PEP 562 ``__getattr__``), so
-``import twinrank.fast.data`` does not pay for numba's import; the ``TYPE_CHECKING``
+``from twinrank.fast import Dataset`` does not pay for numba's import; the ``TYPE_CHECKING``
 block names the same imports for readers, type checkers and the import-graph test.
 """
 import importlib
 import os
 from typing import TYPE_CHECKING
 
+from twinrank._layout import twin_module
+from twinrank.fast.runtime import _numba_cache
 from twinrank.reference import __version__
-
-from . import _numba_cache
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 CACHE_DIR = _numba_cache.choose()  # before any kernel module imports numba (``_numba_cache``)
 
 if TYPE_CHECKING:
-    from .classification import McRank
-    from .data import Dataset, load_mq2008
-    from .explain import dump_tree, feature_importances
-    from .forest import IGBRT, RandomForest
-    from .gbrt import GBRT
-    from .lambdamart import LambdaMART
-    from .letor import read_letor
-    from .metrics import evaluate
-    from .model import load_model
+    from twinrank.fast.evaluation.metrics import evaluate
+    from twinrank.fast.rankers.classification import McRank
+    from twinrank.fast.rankers.forest import IGBRT, RandomForest
+    from twinrank.fast.rankers.gbrt import GBRT
+    from twinrank.fast.rankers.lambdamart import LambdaMART
+    from twinrank.reference.io.data import Dataset, load_mq2008
+    from twinrank.reference.io.letor import read_letor
+    from twinrank.reference.io.model import load_model
+    from twinrank.reference.trees.explain import dump_tree, feature_importances
 
 _MODULE_OF = {"LambdaMART": "lambdamart", "GBRT": "gbrt", "RandomForest": "forest",
               "IGBRT": "forest", "McRank": "classification", "Dataset": "data",
@@ -54,7 +54,7 @@ __all__ = [*_MODULE_OF, "__version__"]
 def __getattr__(name: str):
     if name not in _MODULE_OF:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    value = getattr(importlib.import_module(twin_module("fast", _MODULE_OF[name])), name)
     globals()[name] = value  # the next look-up is an ordinary attribute
     return value
 

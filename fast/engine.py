@@ -5,11 +5,14 @@ run the same code on these kernels.
 """
 from __future__ import annotations
 
+from twinrank.fast.combination import bag_rules, combine
+from twinrank.fast.costs import exits
+from twinrank.fast.evaluation import metrics
+from twinrank.fast.losses import objectives
+from twinrank.fast.runtime._threads import threads
+from twinrank.fast.trees import binning, predict, tree
+from twinrank.fast.trees._warm import after_helper, starting_helper
 from twinrank.reference.engine import Engine
-
-from . import bag_rules, binning, combine, exits, metrics, objectives, predict, tree
-from ._warm import after_helper, starting_helper
-from ._threads import threads
 
 __all__ = ["Engine", "FAST"]
 

@@ -5,20 +5,20 @@ signatures, and the agreement tests pin the two together.
 
 The everyday names are importable from the package itself, as in
 ``from twinrank.reference import LambdaMART, load_mq2008, evaluate``; everything
-else from its module (``twinrank.reference.metrics.ndcg``). scikit-learn glue:
-:mod:`twinrank.reference.sklearn` (imported only on request).
+else from its module (``twinrank.reference.evaluation.metrics.ndcg``). scikit-learn glue:
+:mod:`twinrank.sklearn.glue` (imported only on request).
 """
 from importlib.metadata import PackageNotFoundError, version
 
-from .classification import McRank
-from .data import Dataset, load_mq2008
-from .explain import dump_tree, feature_importances
-from .forest import IGBRT, RandomForest
-from .gbrt import GBRT
-from .lambdamart import LambdaMART
-from .letor import read_letor
-from .metrics import evaluate
-from .model import load_model
+from twinrank.reference.evaluation.metrics import evaluate
+from twinrank.reference.io.data import Dataset, load_mq2008
+from twinrank.reference.io.letor import read_letor
+from twinrank.reference.io.model import load_model
+from twinrank.reference.rankers.classification import McRank
+from twinrank.reference.rankers.forest import IGBRT, RandomForest
+from twinrank.reference.rankers.gbrt import GBRT
+from twinrank.reference.rankers.lambdamart import LambdaMART
+from twinrank.reference.trees.explain import dump_tree, feature_importances
 
 try:
     __version__ = version("twinrank")

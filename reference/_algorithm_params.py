@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ._feature_costs import check_feature_costs
-from ._param_checks import check_bool, check_fraction, check_int, check_real
-from ._tree_params import TreeParams
-from .errors import ParameterError
+from twinrank.reference._feature_costs import check_feature_costs
+from twinrank.reference._param_checks import check_bool, check_fraction, check_int, check_real
+from twinrank.reference._tree_params import TreeParams
+from twinrank.reference.errors import ParameterError
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class ForestParams:
 
 @dataclass(frozen=True)
 class CostParams:
-    r"""Feature costs of cost-aware trees (Mohan 2010, Ch. 6; :mod:`~twinrank.reference.cost`).
+    r"""Feature costs of cost-aware trees (Mohan 2010, Ch. 6; :mod:`~twinrank.reference.costs.cost`).
 
     Parameters
     ----------
@@ -88,7 +88,7 @@ TARGET_DEPTH = 30  # the default target's cutoff is at least this deep (docs/lam
 
 @dataclass(frozen=True)
 class LambdaRankParams:
-    r"""LambdaRank's gradients (Burges 2010; :func:`~twinrank.reference.objectives.lambdarank`).
+    r"""LambdaRank's gradients (Burges 2010; :func:`~twinrank.reference.losses.objectives.lambdarank`).
 
     Parameters
     ----------
@@ -172,7 +172,7 @@ WEIGHTINGS = ("linear", "square", "exp2")  # McRank's named relevance weightings
 
 @dataclass(frozen=True)
 class McRankParams:
-    """McRank's expected relevance (Li, Burges & Wu 2007; :mod:`~twinrank.reference.classification`).
+    """McRank's expected relevance (Li, Burges & Wu 2007; :mod:`~twinrank.reference.rankers.classification`).
 
     Parameters
     ----------
@@ -198,7 +198,7 @@ BAG_RULES = ("minmax", "mean", "borda")  # ``bag_rules.RULES``, checked here wit
 
 @dataclass(frozen=True)
 class BaggingParams:
-    r"""BL-MART's bag (Ganjisaffar, Caruana & Lopes 2011; :mod:`~twinrank.reference.bagging`).
+    r"""BL-MART's bag (Ganjisaffar, Caruana & Lopes 2011; :mod:`~twinrank.reference.rankers.bagging`).
 
     Parameters
     ----------
@@ -208,7 +208,7 @@ class BaggingParams:
         The fraction of training queries, in (0, 1], each member trains on (drawn without replacement).
     combine : str
         How members' scores are combined per query: ``"minmax"`` (min-max to [0, 1], then the mean),
-        ``"mean"`` or ``"borda"`` (:mod:`~twinrank.reference.bag_rules`).
+        ``"mean"`` or ``"borda"`` (:mod:`~twinrank.reference.combination.bag_rules`).
     n_jobs : int or None
         Train members in this many local processes; None: one after another in this process.
     workers : int or None

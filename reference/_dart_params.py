@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from ._param_checks import check_int, check_real
-from .errors import ParameterError
+from twinrank.reference._param_checks import check_int, check_real
+from twinrank.reference.errors import ParameterError
 
 DROP_STRATEGIES = ("ratio", "fixed", "adaptive")
 

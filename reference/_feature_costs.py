@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from .errors import DataFormatError, ParameterError
+from twinrank.reference.errors import DataFormatError, ParameterError
 
 __all__ = ["read_feature_costs", "check_feature_costs", "feature_cost_array", "features_used", "CostLedger"]
 

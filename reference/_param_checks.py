@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ParameterError
+from twinrank.reference.errors import ParameterError
 
 
 def check_int(name, value, low=None, high=None):

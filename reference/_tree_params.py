@@ -4,9 +4,14 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_real
-from .errors import ParameterError
-
+from twinrank.reference._param_checks import (
+    check_bool,
+    check_fraction,
+    check_int,
+    check_min_samples_leaf,
+    check_real,
+)
+from twinrank.reference.errors import ParameterError
 
 MISSING_SPLITS = ("learn", "separate")  # TreeParams.missing_split: two-way or three-way splits
 
@@ -42,7 +47,7 @@ class TreeParams:
         Where a split sends the rows missing its feature: ``"learn"``, to the left or
         right child, whichever gains more; ``"separate"``, to a third child of their
         own (Mohan 2010, Ch. 4) at nodes where that child is large enough (the rules
-        of :mod:`~twinrank.reference.tree`).
+        of :mod:`~twinrank.reference.trees.tree`).
     """
 
     max_leaves: int = 31
@@ -142,14 +147,14 @@ class BoostParams:
         ``adaptive``: tree $i$ (from 1) is shrunk by DART's normalisation without the dropout,
         $\eta / (k_i + \eta)$ with $k_i = \lfloor r\,i \rfloor$, $r$ = ``schedule_rate``, and by
         $\eta$ while $k_i = 0$ (X-DART's ablation "LambdaMART A.L.R.", Lucchese et al. 2017; the
-        $k = 0$ rule is :mod:`~twinrank.reference.dropout`'s).
+        $k = 0$ rule is :mod:`~twinrank.reference.ensembles.dropout`'s).
     schedule_rate : float in [0, 1]
         $r$ of the adaptive schedule (DART's drop rate; the paper's 1.5%).
     quantized_gradients : bool
         Grow each tree on the round's gradients and hessians rounded stochastically to
         ``gradient_bits`` bits, with integer histograms, and refit its leaf values from the true
         gradients; off by default. This is quantized training (Shi, Ke and others, NeurIPS 2022;
-        LightGBM's ``use_quantized_grad``; :mod:`~twinrank.reference._quantize`); both twins grow
+        LightGBM's ``use_quantized_grad``; :mod:`~twinrank.reference.trees._quantize`); both twins grow
         the same trees.
     gradient_bits : int
         Bits b of a quantized gradient, 2 to 8: gradients are integers in

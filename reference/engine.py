@@ -11,8 +11,12 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
-from . import bag_rules, binning, combine, exits, metrics, objectives, predict, tree
-from ._param_checks import check_n_threads
+from twinrank.reference._param_checks import check_n_threads
+from twinrank.reference.combination import bag_rules, combine
+from twinrank.reference.costs import exits
+from twinrank.reference.evaluation import metrics
+from twinrank.reference.losses import objectives
+from twinrank.reference.trees import binning, predict, tree
 
 
 @dataclass(frozen=True)

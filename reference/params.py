@@ -17,12 +17,30 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass, fields
 
-from ._algorithm_params import (BAG_RULES, TARGET_DEPTH, TARGETS, WEIGHTINGS, AveragingParams, BaggingParams,
-                                CostParams, ForestParams, LambdaRankParams, McRankParams, parse_target)
-from ._dart_params import DROP_STRATEGIES, DARTParams
-from ._param_checks import check_bool, check_fraction, check_int, check_min_samples_leaf, check_n_threads, check_real
-from ._tree_params import MISSING_SPLITS, BoostParams, TreeParams
-from .errors import ParameterError
+from twinrank.reference._algorithm_params import (
+    BAG_RULES,
+    TARGET_DEPTH,
+    TARGETS,
+    WEIGHTINGS,
+    AveragingParams,
+    BaggingParams,
+    CostParams,
+    ForestParams,
+    LambdaRankParams,
+    McRankParams,
+    parse_target,
+)
+from twinrank.reference._dart_params import DROP_STRATEGIES, DARTParams
+from twinrank.reference._param_checks import (
+    check_bool,
+    check_fraction,
+    check_int,
+    check_min_samples_leaf,
+    check_n_threads,
+    check_real,
+)
+from twinrank.reference._tree_params import MISSING_SPLITS, BoostParams, TreeParams
+from twinrank.reference.errors import ParameterError
 
 __all__ = ["MISSING_SPLITS", "TreeParams", "check_int", "check_real", "check_fraction",
            "check_min_samples_leaf", "BoostParams", "ForestParams", "TARGETS", "TARGET_DEPTH", "LambdaRankParams",
@@ -40,7 +58,7 @@ class FitParams:
     Parameters
     ----------
     missing : str
-        Missing-value strategy, one of ``MISSING_STRATEGIES`` (:mod:`~twinrank.reference.missing`).
+        Missing-value strategy, one of ``MISSING_STRATEGIES`` (:mod:`~twinrank.reference.rankers.missing`).
     init_model : None, str, path, Ensemble or fitted estimator
         A prior model the boosting starts from (LambdaSMART, IGBRT's forest).
     n_threads : int or None

@@ -8,12 +8,20 @@
   :func:`datasets`, :func:`queries`, :func:`query_offsets`, :func:`score_vectors`,
   :func:`label_grades`. They need ``hypothesis``; importing this package does not
   (``twinrank verify`` runs without it).
-* The course's exercises (:mod:`~twinrank.testing.exercises`, ``twinrank exercise``): functions
+* The course's exercises (:mod:`~twinrank.grading.exercises`, ``twinrank exercise``): functions
   students write, graded against the fast twin with these strategies.
 """
-from .agree import (Comparison, Result, assert_twins_agree, check_twin, compare, run_registry,
-                    sample_queries, twin_namespace)
-from .registry import REGISTRY, TOLERANCES, Inputs, Tolerance, Twin, get, layers, names
+from twinrank.testing.agree import (
+    Comparison,
+    Result,
+    assert_twins_agree,
+    check_twin,
+    compare,
+    run_registry,
+    sample_queries,
+    twin_namespace,
+)
+from twinrank.testing.registry import REGISTRY, TOLERANCES, Inputs, Tolerance, Twin, get, layers, names
 
 _STRATEGIES = ("datasets", "queries", "query_offsets", "score_vectors", "label_grades")
 
@@ -24,7 +32,7 @@ __all__ = ["REGISTRY", "TOLERANCES", "Tolerance", "Twin", "Inputs", "get", "name
 
 def __getattr__(name):
     if name in _STRATEGIES:  # hypothesis is imported only when a strategy is asked for
-        from . import strategies
+        from twinrank.testing import strategies
 
         return getattr(strategies, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ._twin import Tolerance
+from twinrank.testing._twin import Tolerance
 
 
 @dataclass

@@ -5,6 +5,7 @@ import importlib
 
 import numpy as np
 
+from twinrank._layout import twin_module
 
 # ---------------------------------------------------------------- shared input pieces
 
@@ -25,7 +26,7 @@ def tied_scores(rng, n_rows: int) -> np.ndarray:
 
 
 def _reference(module: str):
-    return importlib.import_module(f"twinrank.reference.{module}")
+    return importlib.import_module(twin_module("reference", module))
 
 
 def _thresholds(data, max_bins=255):

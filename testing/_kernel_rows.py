@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinrank.reference.model import TREE_FIELDS
-
-from ._inputs import (STEP, _binned, _min_rows, _reference, _thresholds, _tree_params, exact_gradients,
-                      tied_scores)
-from ._twin import Inputs, Twin
-
+from twinrank.reference.io.model import TREE_FIELDS
+from twinrank.testing._inputs import (
+    STEP,
+    _binned,
+    _min_rows,
+    _reference,
+    _thresholds,
+    _tree_params,
+    exact_gradients,
+    tied_scores,
+)
+from twinrank.testing._twin import Inputs, Twin
 
 # ---------------------------------------------------------------- metrics
 

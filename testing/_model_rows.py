@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinrank.reference.model import LEAF
-
-from ._inputs import _model_leaf, train_test
-from ._twin import Inputs, Twin
-
+from twinrank.reference.io.model import LEAF
+from twinrank.testing._inputs import _model_leaf, train_test
+from twinrank.testing._twin import Inputs, Twin
 
 # ---------------------------------------------------------------- whole estimators
 

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from twinrank._layout import twin_module
 
 # ---------------------------------------------------------------- tolerances
 
@@ -119,5 +120,5 @@ class Twin:
 
     def resolve(self, twin: str):
         """The function (or class) of ``twin`` ("reference" or "fast"), looked up now."""
-        module = importlib.import_module(f"twinrank.{twin}.{self.module}")
+        module = importlib.import_module(twin_module(twin, self.module))
         return getattr(module, self.function)

@@ -28,9 +28,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import registry
-from ._compare import Comparison, Result, _describe, _number, compare
-from .registry import TOLERANCES, Inputs, Tolerance, Twin
+from twinrank._layout import twin_module
+from twinrank.testing import registry
+from twinrank.testing._compare import Comparison, Result, _describe, _number, compare
+from twinrank.testing.registry import TOLERANCES, Inputs, Tolerance, Twin
 
 __all__ = ["Result", "Comparison", "compare", "check_twin", "run_registry", "assert_twins_agree",
            "twin_namespace", "sample_queries"]
@@ -124,7 +125,7 @@ class _TwinNamespace:
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        return importlib.import_module(f"twinrank.{self._twin}.{name}")
+        return importlib.import_module(twin_module(self._twin, name))
 
     def __repr__(self) -> str:
         return f"<twinrank.{self._twin}>"
@@ -198,7 +199,7 @@ def _check_call(component, inputs, kwargs, tolerance, outputs) -> Result:
 
         def run(twin):
             copied = call.copy()
-            f = getattr(importlib.import_module(f"twinrank.{twin}.{module}"), function)
+            f = getattr(importlib.import_module(twin_module(twin, module)), function)
             return f(*copied.args, **copied.kwargs)
     name, tol = _tolerance_of(tolerance, default)
     comparison, seconds = _run_both(run, outputs or as_parts, tol)
@@ -209,7 +210,7 @@ def _check_call(component, inputs, kwargs, tolerance, outputs) -> Result:
 
 def as_parts(result) -> dict:
     """Named arrays of common results: a Tree, a Split, a fitted model pair, arrays, tuples, dicts."""
-    from twinrank.reference.model import Tree
+    from twinrank.reference.io.model import Tree
 
     if isinstance(result, Tree):
         return registry.tree_parts(result)

@@ -3,11 +3,11 @@ r"""The twin registry: one row per twinned component, one tolerance table.
 Every row names a function (or an estimator class) by module and name, looked up
 at call time in ``twinrank.reference.<module>`` and in ``twinrank.fast.<module>``,
 the tolerance its outputs must meet, and how to build its inputs from any ranking
-data set. The agreement tests (``tests/test_registry.py``), :mod:`twinrank.testing`
+data set. The agreement tests (``tests/testing/test_registry.py``), :mod:`twinrank.testing`
 and ``twinrank verify`` all read this one table (JAX's ``lax_reference`` registry is
 the model), so a new component is one new row here.
 
-**Inputs.** A row's ``inputs(data, rng)`` turns a :class:`~twinrank.reference.data.Dataset`
+**Inputs.** A row's ``inputs(data, rng)`` turns a :class:`~twinrank.reference.io.data.Dataset`
 (its features, labels and queries) and a ``numpy.random.Generator`` into the
 arguments of one call (:class:`Inputs`); both twins get deep copies of them, so a
 kernel writing into its arguments cannot make the other twin agree by accident.
@@ -17,7 +17,7 @@ gradients and hessians are small multiples of $2^{-8}$: sums of a few of them
 are exact in any order (docs/agreement.md).
 
 **Outputs.** A row's ``outputs(result)`` flattens what the function returned into
-named arrays (a :class:`~twinrank.reference.model.Tree` into its node arrays, a
+named arrays (a :class:`~twinrank.reference.io.model.Tree` into its node arrays, a
 fitted estimator into its test scores and its trees). Integer, boolean and
 structure arrays must be equal; float arrays must meet the row's tolerance.
 
@@ -41,11 +41,29 @@ and the diagnosis of a tied split); every public name is importable from here.
 """
 from __future__ import annotations
 
-from ._inputs import STEP, exact_gradients, tied_scores, train_test
-from ._kernel_rows import (METRIC_NAMES, _bag_rows, _bin_rows, _combine_rows, _diagnostics_rows, _metric_rows,
-                           _objective_rows, _scoring_rows, _tree_rows, split_parts, tree_parts)
-from ._model_rows import ESTIMATOR_TREES, NOISE, STRUCTURE, _estimator_rows, model_parts, split_tie
-from ._twin import TOLERANCES, Inputs, Tolerance, Twin
+from twinrank.testing._inputs import STEP, exact_gradients, tied_scores, train_test
+from twinrank.testing._kernel_rows import (
+    METRIC_NAMES,
+    _bag_rows,
+    _bin_rows,
+    _combine_rows,
+    _diagnostics_rows,
+    _metric_rows,
+    _objective_rows,
+    _scoring_rows,
+    _tree_rows,
+    split_parts,
+    tree_parts,
+)
+from twinrank.testing._model_rows import (
+    ESTIMATOR_TREES,
+    NOISE,
+    STRUCTURE,
+    _estimator_rows,
+    model_parts,
+    split_tie,
+)
+from twinrank.testing._twin import TOLERANCES, Inputs, Tolerance, Twin
 
 __all__ = ["Tolerance", "TOLERANCES", "Inputs", "Twin", "REGISTRY", "get", "names", "layers",
            "METRIC_NAMES", "ESTIMATOR_TREES", "tree_parts", "model_parts", "split_parts",

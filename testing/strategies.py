@@ -81,7 +81,7 @@ def queries(draw, *, max_queries: int = 5, max_docs: int = 8, grades=None, exact
 def datasets(draw, *, min_queries: int = 1, max_queries: int = 6, min_docs: int = 1, max_docs: int = 10,
              max_features: int = 4, distinct_values: int | None = 5, missing: bool = True, grades=None,
              continuous: bool = False):
-    """A :class:`~twinrank.reference.data.Dataset` of tiny queries.
+    """A :class:`~twinrank.reference.io.data.Dataset` of tiny queries.
 
     Features take ``distinct_values`` values (ties, constant columns, few bins; None:
     any float32 in [-1e3, 1e3]) and are NaN now and then (``missing``); labels follow
@@ -92,7 +92,7 @@ def datasets(draw, *, min_queries: int = 1, max_queries: int = 6, min_docs: int 
     whose split choice may otherwise hang on near-ties of float sums), labels from
     the first two features plus noise.
     """
-    from twinrank.reference.data import Dataset
+    from twinrank.reference.io.data import Dataset
 
     offsets = draw(query_offsets(min_queries=min_queries, max_queries=max_queries, min_docs=min_docs,
                                  max_docs=max_docs))
@@ -118,7 +118,7 @@ def datasets(draw, *, min_queries: int = 1, max_queries: int = 6, min_docs: int 
 
 
 def _continuous(seed: int, offsets, n_features: int, missing: bool, grades: tuple):
-    from twinrank.reference.data import Dataset
+    from twinrank.reference.io.data import Dataset
 
     rng = np.random.default_rng(seed)
     n = int(offsets[-1])

@@ -1,4 +1,4 @@
-"""Score model files in both engines, in a process of its own (run by tests/test_model_files.py).
+"""Score model files in both engines, in a process of its own (run by tests/io/test_model_files.py).
 
 Usage: ``python _score_model_files.py CASES.json``, where the JSON holds ``features``
 (a .npy path), ``verify_checksum`` and ``files``. Prints one JSON line per file:
@@ -11,12 +11,12 @@ import sys
 
 import numpy as np
 
-from twinrank.fast import classification as fast_classification
-from twinrank.fast import predict as fast_predict
-from twinrank.reference import classification as reference_classification
-from twinrank.reference import predict as reference_predict
+from twinrank.fast.rankers import classification as fast_classification
+from twinrank.fast.trees import predict as fast_predict
 from twinrank.reference.errors import ModelFormatError, TwinrankError
-from twinrank.reference.model import McRankModel, load_model
+from twinrank.reference.io.model import McRankModel, load_model
+from twinrank.reference.rankers import classification as reference_classification
+from twinrank.reference.trees import predict as reference_predict
 
 ENGINES = {"reference": (reference_predict, reference_classification), "fast": (fast_predict, fast_classification)}
 

@@ -5,7 +5,7 @@ Select one with ``HYPOTHESIS_PROFILE``.
 
 The twin registry (``twinrank.testing.registry.REGISTRY``) names every twinned
 component with its tolerance and input builder: a test that takes the argument
-``twin_component`` runs once per registry row (``tests/test_registry.py``).
+``twin_component`` runs once per registry row (``tests/testing/test_registry.py``).
 """
 import os
 

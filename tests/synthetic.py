@@ -1,7 +1,7 @@
 """Small synthetic ranking data made by the tests themselves (no files needed)."""
 import numpy as np
 
-from twinrank.reference.data import Dataset
+from twinrank.reference.io.data import Dataset
 
 
 def ranking_data(n_queries=30, max_docs=12, n_features=6, *, seed=0, missing=0.0, levels=None):

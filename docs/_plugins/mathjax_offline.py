@@ -8,7 +8,7 @@ build copies MathJax into the site under ``javascripts/mathjax/``: the combined
 components it loads on demand (TeX extensions, the menu, accessibility). The files
 come from the PyPI package ``django-static-mathjax`` (MathJax's own release,
 unchanged, as package data; pinned in the ``docs`` extra; Django is not needed to
-read them). ``tests/test_docs_offline.py`` checks that the site loads no script,
+read them). ``tests/project/test_docs_offline.py`` checks that the site loads no script,
 style sheet or font from another host.
 """
 from __future__ import annotations

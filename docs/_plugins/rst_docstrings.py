@@ -13,7 +13,7 @@ read from the imported module, since griffe reads source without running it. The
   twinrank package (relative names are looked up from the object's module, then
   from its twin), and inline code otherwise; ``~`` shows only the last component;
 - a code span holding the full path of a documented object (e.g. the opening
-  "Numba-parallel twin of `twinrank.reference.tree.grow_tree`" of a fast docstring)
+  "Numba-parallel twin of `twinrank.reference.trees.tree.grow_tree`" of a fast docstring)
   becomes a link;
 - a reStructuredText simple table (rows between ``=====  ====`` rules) becomes a
   Markdown table;

@@ -6,9 +6,9 @@ documentation build runs it section by section (the ``--8<--`` markers).
 # --8<-- [start:twins]
 import numpy as np
 
-from twinrank.fast.lambdamart import LambdaMART as FastLambdaMART
-from twinrank.reference.data import load_mq2008
-from twinrank.reference.lambdamart import LambdaMART as ReferenceLambdaMART
+from twinrank.fast.rankers.lambdamart import LambdaMART as FastLambdaMART
+from twinrank.reference.io.data import load_mq2008
+from twinrank.reference.rankers.lambdamart import LambdaMART as ReferenceLambdaMART
 
 train, valid, _ = load_mq2008(fold=1)
 params = dict(n_trees=5, learning_rate=0.1, max_leaves=8, min_samples_leaf=20,
@@ -51,8 +51,8 @@ fig.tight_layout()
 # --8<-- [end:plot]
 
 # --8<-- [start:real]
-from twinrank.fast.gbrt import GBRT as FastGBRT
-from twinrank.reference.gbrt import GBRT as ReferenceGBRT
+from twinrank.fast.rankers.gbrt import GBRT as FastGBRT
+from twinrank.reference.rankers.gbrt import GBRT as ReferenceGBRT
 
 train, valid, test = load_mq2008(fold=1)
 cases = {

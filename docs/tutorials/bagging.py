@@ -6,7 +6,7 @@ build runs it section by section (the ``--8<--`` markers), in about a minute and
 # --8<-- [start:rules]
 import numpy as np
 
-from twinrank.fast.bag_rules import combine_scores
+from twinrank.fast.combination.bag_rules import combine_scores
 
 # three members score one query of four documents; member 2 is constant there
 scores = np.array([[2.0, 1.0, 0.5, 0.5],
@@ -21,8 +21,8 @@ for rule in ("minmax", "mean", "borda"):
 import matplotlib.pyplot as plt
 
 from twinrank.fast import LambdaMART, evaluate, load_mq2008
-from twinrank.fast.bagging import BLMART
-from twinrank.fast.stats import randomization_test
+from twinrank.fast.rankers.bagging import BLMART
+from twinrank.fast.evaluation.stats import randomization_test
 
 MEMBER = dict(n_trees=100, learning_rate=0.1, max_leaves=31, seed=0)  # LambdaMART's defaults
 print("fold  LambdaMART NDCG@10 / MAP   BL-MART (B=10) NDCG@10 / MAP")
@@ -43,7 +43,7 @@ print(f"all {len(a)} test queries: NDCG@10 {a.mean():.4f} vs {b.mean():.4f}; "
 # --8<-- [end:folds]
 
 # --8<-- [start:variance]
-from twinrank.fast.pools import variance_experiment
+from twinrank.reference.analysis.pools import variance_experiment
 
 train, valid, test = load_mq2008(1)
 table = variance_experiment({"LambdaMART": lambda seed: LambdaMART(**dict(MEMBER, seed=seed)),
@@ -53,7 +53,7 @@ print(table.to_text())
 # --8<-- [end:variance]
 
 # --8<-- [start:pool]
-from twinrank.fast.pools import ModelPool, bag_curve
+from twinrank.reference.analysis.pools import ModelPool, bag_curve
 
 pool_bag = BLMART(n_models=16, n_trees=300, max_leaves=15, query_subsample=0.7, feature_fraction=0.5,
                   overfit_tolerance=0.02, overfit_extra_trees=50, seed=0).fit(train, eval_set=[valid])

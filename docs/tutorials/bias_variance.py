@@ -7,7 +7,7 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 # --8<-- [start:kernels]
 import numpy as np
 
-from twinrank.reference.diagnostics import decompose
+from twinrank.reference.analysis.diagnostics import decompose
 
 # three models scoring two queries of three documents (labels 2, 1, 0 and 0, 0, 1)
 y = np.array([2.0, 1.0, 0.0, 0.0, 0.0, 1.0])
@@ -26,8 +26,8 @@ print("SRE + signed VRE - error =", d.sre + d.vre_signed - d.error)
 import time
 
 from twinrank.fast import LambdaMART, RandomForest
-from twinrank.fast.data import load_mq2008
-from twinrank.fast.diagnostics import bias_variance, sweep
+from twinrank.reference.io.data import load_mq2008
+from twinrank.fast.analysis.diagnostics import bias_variance, sweep
 
 train, _, test = load_mq2008(1)  # 471 training queries; 156 test queries, 51 without a relevant document
 p_values = [0.05, 0.1, 0.2, 0.5, 1.0]

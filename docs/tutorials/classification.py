@@ -6,9 +6,9 @@ runs it section by section (the ``--8<--`` markers) and shows what it prints.
 # --8<-- [start:fit]
 import numpy as np
 
-from twinrank.fast.classification import McRank
-from twinrank.fast.data import load_mq2008
-from twinrank.fast.gbrt import GBRT
+from twinrank.fast.rankers.classification import McRank
+from twinrank.reference.io.data import load_mq2008
+from twinrank.fast.rankers.gbrt import GBRT
 
 train, valid, test = load_mq2008(fold=1)
 trees = dict(n_trees=50, learning_rate=0.1, max_leaves=15, min_samples_leaf=20, seed=0)
@@ -29,7 +29,7 @@ np.set_printoptions(precision=3, suppress=True)
 print(np.c_[proba[:4], expected[:4]])
 print("rows sum to 1:", np.allclose(proba.sum(axis=1), 1.0), " smallest entry:", proba.min())
 
-from twinrank.fast.classification import classifier_scores
+from twinrank.fast.rankers.classification import classifier_scores
 
 s = classifier_scores(classification.model_, test.X)  # (n_rows, 2) log-odds of y > 0, y > 1
 print(f"the two classifiers cross (P(y > 1) > P(y > 0)) on {np.mean(s[:, 1] > s[:, 0]):.1%} "
@@ -52,8 +52,8 @@ fig.tight_layout()
 # --8<-- [end:figure]
 
 # --8<-- [start:table]
-from twinrank.fast.classification import fit_relevance_weights, relevance_weights
-from twinrank.fast.metrics import evaluate
+from twinrank.fast.rankers.classification import fit_relevance_weights, relevance_weights
+from twinrank.fast.evaluation.metrics import evaluate
 
 fitted = fit_relevance_weights(classification.predict_proba(train), train.y)
 rankers = {
@@ -80,7 +80,7 @@ print(f"McRank - GBRT, NDCG@10 per query: {gap.mean():+.4f} +- {gap.std(ddof=1) 
 import tempfile
 from pathlib import Path
 
-from twinrank.reference.classification import McRank as ReferenceMcRank
+from twinrank.reference.rankers.classification import McRank as ReferenceMcRank
 
 path = Path(tempfile.mkdtemp(prefix="twinrank-")) / "mcrank.json"
 classification.save(path)                      # one JSON file: both classifiers and F

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from twinrank.fast import LambdaMART, RandomForest, evaluate, load_mq2008
-from twinrank.fast.combine import combined_scores, optimal_combination
+from twinrank.fast.combination.combine import combined_scores, optimal_combination
 
 train, valid, test = load_mq2008(fold=1)
 forest = RandomForest(n_trees=50, max_leaves=16, seed=0).fit(train)  # ranker A
@@ -43,7 +43,7 @@ fig.tight_layout()
 # --8<-- [end:geometry]
 
 # --8<-- [start:ties]
-from twinrank.fast.metrics import ndcg  # noqa: E402
+from twinrank.fast.evaluation.metrics import ndcg  # noqa: E402
 
 y = np.array([2.0, 0.0, 0.0, 1.0])
 tied = np.array([1.0, 1.0, 1.0, 0.0])  # the three first documents share one leaf

@@ -13,7 +13,7 @@ train, valid, test = load_mq2008(fold=1)  # every lesson: the bundled MQ2008, Fo
 # --8<-- [end:setup]
 
 # --8<-- [start:lesson1]
-from twinrank.fast.metrics import doc_ids_from_comments
+from twinrank.fast.evaluation.metrics import doc_ids_from_comments
 
 scores = test.X[:, 24].astype(np.float64)  # one of LETOR's features (number 25) as a ranker
 doc_ids = doc_ids_from_comments(test.comments)  # trec_eval breaks ties by document id
@@ -33,8 +33,8 @@ plt.tight_layout()
 # --8<-- [end:lesson1]
 
 # --8<-- [start:lesson2]
-from twinrank.fast.binning import apply_bins, bin_thresholds
-from twinrank.fast.tree import build_histogram
+from twinrank.fast.trees.binning import apply_bins, bin_thresholds
+from twinrank.fast.trees.tree import build_histogram
 
 thresholds = bin_thresholds(train.X, 16)
 binned = apply_bins(train.X, thresholds)
@@ -76,7 +76,7 @@ plt.tight_layout()
 
 # --8<-- [start:lesson4]
 from twinrank.fast import GBRT, LambdaMART
-from twinrank.fast.objectives import lambdarank
+from twinrank.fast.losses.objectives import lambdarank
 
 q = int(np.argmax(np.diff(train.query_offsets)))  # the largest training query
 rows = slice(train.query_offsets[q], train.query_offsets[q + 1])
@@ -119,7 +119,7 @@ plt.tight_layout()
 
 # --8<-- [start:lesson6]
 from twinrank.fast import LambdaMART
-from twinrank.fast.stats import compare
+from twinrank.fast.evaluation.stats import compare
 
 per_query = {8: [], 31: []}
 seed_means = {8: [], 31: []}
@@ -149,7 +149,7 @@ plt.tight_layout()
 # --8<-- [end:lesson6]
 
 # --8<-- [start:lesson7]
-from twinrank.fast.bagging import BLMART
+from twinrank.fast.rankers.bagging import BLMART
 
 member = dict(n_trees=40, learning_rate=0.1, max_leaves=15, seed=0)
 bag = BLMART(n_models=6, **member).fit(train, eval_set=[valid])
@@ -168,8 +168,8 @@ plt.tight_layout()
 
 # --8<-- [start:lesson8]
 from twinrank.fast import LambdaMART
-from twinrank.fast.combine import optimal_combination
-from twinrank.fast.dart import DART, XDART
+from twinrank.fast.combination.combine import optimal_combination
+from twinrank.fast.rankers.dart import DART, XDART
 
 common = dict(n_trees=60, learning_rate=0.1, max_leaves=15, seed=0)
 models = {"LambdaMART": LambdaMART(**common), "DART (fixed k=2)": DART(**common, drop="fixed", drop_k=2),
@@ -196,8 +196,8 @@ plt.tight_layout()
 # --8<-- [end:lesson8]
 
 # --8<-- [start:lesson9]
-from twinrank.fast.cost import model_cost
-from twinrank.fast.gbrt import GBRT
+from twinrank.fast.costs.cost import model_cost
+from twinrank.fast.rankers.gbrt import GBRT
 
 costs = 2.0 ** (np.arange(train.n_features) * 5 // train.n_features)  # five groups: 1, 2, 4, 8, 16
 plt.figure(figsize=(6, 3))
@@ -214,7 +214,7 @@ plt.tight_layout()
 # --8<-- [end:lesson9]
 
 # --8<-- [start:table]
-from twinrank.testing.exercises import EXERCISES
+from twinrank.grading.exercises import EXERCISES
 
 
 def exercise_table(lesson):
@@ -232,8 +232,8 @@ import inspect
 import pathlib
 import tempfile
 
-from twinrank.testing import _exercise_mistakes, exercises
-from twinrank.testing._grading import check
+from twinrank.grading import _mistakes as _exercise_mistakes, exercises
+from twinrank.grading._grader import check
 
 folder = pathlib.Path(tempfile.mkdtemp())
 (folder / "dcg.py").write_text("import numpy as np\n\n\n" + inspect.getsource(_exercise_mistakes.dcg))

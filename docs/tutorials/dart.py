@@ -7,7 +7,7 @@ build runs it section by section (the ``--8<--`` markers), in about a minute.
 import numpy as np
 
 from twinrank.fast import load_mq2008
-from twinrank.fast.dart import DART
+from twinrank.fast.rankers.dart import DART
 
 train, valid, test = load_mq2008(fold=1)
 # two iterations, one tree dropped at the second: the new tree is fit to the scores of the
@@ -22,7 +22,7 @@ print("the two trees are equal:", dart.model_.trees[0].equals(dart.model_.trees[
 # --8<-- [start:history]
 import matplotlib.pyplot as plt
 
-from twinrank.fast.dart import XDART
+from twinrank.fast.rankers.dart import XDART
 
 xdart = XDART(n_trees=150, max_leaves=15, seed=0).fit(train, eval_set=[valid])
 h = xdart.history_
@@ -49,7 +49,7 @@ print(f"{len(it)} iterations for {xdart.model_.n_trees} trees: {branches.count('
 
 # --8<-- [start:table]
 from twinrank.fast import LambdaMART, evaluate
-from twinrank.fast.stats import not_significantly_worse
+from twinrank.fast.evaluation.stats import not_significantly_worse
 
 SIZES, SEEDS = [25, 50, 100, 150, 200], [0, 1, 2]
 common = dict(n_trees=200, learning_rate=0.1, max_leaves=15)

@@ -15,7 +15,7 @@ os.chdir(tempfile.mkdtemp(prefix="twinrank-"))   # work in a scratch folder
 # --8<-- [end:setup]
 
 # --8<-- [start:load]
-from twinrank.reference.data import load_mq2008
+from twinrank.reference.io.data import load_mq2008
 
 train, valid, test = load_mq2008(fold=1)
 print(f"X {train.X.shape} {train.X.dtype}, y {train.y.shape} {train.y.dtype}")
@@ -41,7 +41,7 @@ fig.tight_layout()
 # --8<-- [end:sizes]
 
 # --8<-- [start:letor]
-from twinrank.reference.letor import read_letor, write_letor
+from twinrank.reference.io.letor import read_letor, write_letor
 
 text = """\
 # a comment line: skipped
@@ -96,7 +96,7 @@ except DataFormatError as error:
 # --8<-- [end:width]
 
 # --8<-- [start:arrays]
-from twinrank.reference.data import Dataset
+from twinrank.reference.io.data import Dataset
 
 X = np.array([[0.1, 1.0], [0.4, np.nan], [0.3, 2.0], [0.9, 0.5]])
 y = np.array([1, 0, 2, 0])
@@ -106,7 +106,7 @@ print(ds.query_offsets, ds.qids, ds.query_sizes)
 # --8<-- [end:arrays]
 
 # --8<-- [start:folds]
-from twinrank.reference.data import query_folds, subsample_queries
+from twinrank.reference.io.data import query_folds, subsample_queries
 
 folds = query_folds(train.n_queries, n_folds=3, seed=0)
 for k, (train_q, test_q) in enumerate(folds):

@@ -7,9 +7,9 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 import time
 
 from twinrank.fast import LambdaMART
-from twinrank.fast.data import load_mq2008
-from twinrank.fast.grid import grid_search
-from twinrank.fast.runs import Fold
+from twinrank.reference.io.data import load_mq2008
+from twinrank.reference.analysis.grid import grid_search
+from twinrank.reference.ensembles.runs import Fold
 
 folds = [Fold(f"Fold{k}", *load_mq2008(k)) for k in range(1, 6)]   # train, vali, test
 param_grid = {"max_leaves": [4, 8, 16], "learning_rate": [0.05, 0.2],
@@ -60,8 +60,8 @@ print(f"n = 1: valid {curve['valid'][0]:.4f}, test {curve['test'][0]:.4f};  "
 # --8<-- [start:significance]
 import numpy as np
 
-from twinrank.fast.metrics import ndcg
-from twinrank.fast.stats import compare, randomization_test
+from twinrank.fast.evaluation.metrics import ndcg
+from twinrank.fast.evaluation.stats import compare, randomization_test
 
 
 def per_query_ndcg(config: int, repeat: int = 0) -> np.ndarray:
@@ -92,7 +92,7 @@ for n in (100, 1000, 10_000):
 # --8<-- [end:significance]
 
 # --8<-- [start:staged]
-from twinrank.fast.staged import staged_metrics
+from twinrank.fast.analysis.staged import staged_metrics
 
 train, vali, test = load_mq2008(1)
 model = LambdaMART(n_trees=300, **result.best(), seed=0).fit(train)

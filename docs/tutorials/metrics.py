@@ -17,7 +17,7 @@ def markdown_table(header, rows, digits=4):
 # --8<-- [start:query]
 import numpy as np
 
-from twinrank.reference import metrics
+from twinrank.reference.evaluation import metrics
 
 y = np.array([0, 2, 1, 0, 1, 0, 0])                       # grades 0, 1, 2
 scores = np.array([0.9, 0.7, 0.7, 0.4, 0.2, 0.1, 0.0])   # d2 and d3 tie
@@ -75,7 +75,7 @@ for c, value in by_hand.items():
 # --8<-- [end:by_hand]
 
 # --8<-- [start:mq2008]
-from twinrank.reference.data import Dataset, load_mq2008
+from twinrank.reference.io.data import Dataset, load_mq2008
 
 parts = load_mq2008(fold=1)      # S1-S3, S4, S5: together all of MQ2008
 mq = Dataset(np.vstack([p.X for p in parts]),
@@ -172,7 +172,7 @@ fig.tight_layout()
 # --8<-- [end:by_k]
 
 # --8<-- [start:fast]
-from twinrank.fast import metrics as fast_metrics
+from twinrank.fast.evaluation import metrics as fast_metrics
 
 for c in presets:
     fast = fast_metrics.ndcg(mq.y, ranker_scores, mq.query_offsets, k=10,

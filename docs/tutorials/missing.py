@@ -6,7 +6,7 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 # --8<-- [start:fills]
 import numpy as np
 
-from twinrank.fast.missing import fit_missing
+from twinrank.fast.rankers.missing import fit_missing
 
 X = np.array([[1.0, np.nan, 4.0],
               [np.nan, 2.0, 5.0],
@@ -21,9 +21,9 @@ for strategy in ["zero", "mean", "median"]:
 import dataclasses
 import time
 
-from twinrank.fast.data import load_mq2008
-from twinrank.fast.gbrt import GBRT
-from twinrank.fast.metrics import evaluate
+from twinrank.reference.io.data import load_mq2008
+from twinrank.fast.rankers.gbrt import GBRT
+from twinrank.fast.evaluation.metrics import evaluate
 
 
 def blanked(data, rate, seed):

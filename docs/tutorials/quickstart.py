@@ -11,8 +11,8 @@ workdir = Path(tempfile.mkdtemp(prefix="twinrank-"))  # a scratch folder
 # --8<-- [end:setup]
 
 # --8<-- [start:train]
-from twinrank.fast.data import load_mq2008
-from twinrank.fast.lambdamart import LambdaMART
+from twinrank.reference.io.data import load_mq2008
+from twinrank.fast.rankers.lambdamart import LambdaMART
 
 train, valid, test = load_mq2008(fold=1)
 ranker = LambdaMART(n_trees=100, learning_rate=0.1, max_leaves=15,
@@ -40,7 +40,7 @@ fig.tight_layout()
 # --8<-- [end:curve]
 
 # --8<-- [start:evaluate]
-from twinrank.fast.metrics import evaluate
+from twinrank.fast.evaluation.metrics import evaluate
 
 scores = ranker.predict(test)                       # one score per row of test.X
 names = ["ndcg@1", "ndcg@5", "ndcg@10", "map", "err@10"]
@@ -88,7 +88,7 @@ print("tree 0 feature:", first["feature"])
 # --8<-- [end:json]
 
 # --8<-- [start:cross]
-from twinrank.reference.lambdamart import LambdaMART as ReferenceLambdaMART
+from twinrank.reference.rankers.lambdamart import LambdaMART as ReferenceLambdaMART
 
 reference_ranker = ReferenceLambdaMART.load(path)    # the NumPy twin
 difference = abs(reference_ranker.predict(test) - scores).max()

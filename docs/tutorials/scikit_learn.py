@@ -8,7 +8,7 @@ import sklearn
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from twinrank.fast import LambdaMART, load_mq2008
-from twinrank.fast.sklearn import make_ranking_scorer
+from twinrank.sklearn.glue import make_ranking_scorer
 
 sklearn.set_config(enable_metadata_routing=True)  # qid reaches fit and the scorer
 train, valid, test = load_mq2008(fold=1)
@@ -29,7 +29,7 @@ print(f"test NDCG@10 of the refitted best model: "
 from sklearn.model_selection import cross_validate
 
 from twinrank.fast import GBRT
-from twinrank.fast.sklearn import QueryKFold
+from twinrank.sklearn.glue import QueryKFold
 
 scores = cross_validate(GBRT(n_trees=30, max_leaves=7, seed=0), X, y, cv=QueryKFold(5),
                         params={"qid": qid},

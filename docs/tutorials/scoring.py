@@ -6,14 +6,14 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 # --8<-- [start:tree]
 import numpy as np
 
-from twinrank.fast import _quickscorer
-from twinrank.reference import predict
-from twinrank.reference.binning import apply_bins, bin_thresholds
-from twinrank.reference.data import load_mq2008
-from twinrank.reference.model import LEAF
-from twinrank.reference.objectives import lambdarank
+from twinrank.fast.trees import _quickscorer
+from twinrank.reference.trees import predict
+from twinrank.reference.trees.binning import apply_bins, bin_thresholds
+from twinrank.reference.io.data import load_mq2008
+from twinrank.reference.io.model import LEAF
+from twinrank.reference.losses.objectives import lambdarank
 from twinrank.reference.params import TreeParams
-from twinrank.reference.tree import grow_tree
+from twinrank.reference.trees.tree import grow_tree
 
 train, vali, test = load_mq2008(1)
 thresholds = bin_thresholds(train.X, 255)
@@ -80,8 +80,8 @@ fig.tight_layout()
 # --8<-- [end:plot]
 
 # --8<-- [start:agreement]
-from twinrank.fast import predict as fast_predict
-from twinrank.fast.lambdamart import LambdaMART
+from twinrank.fast.trees import predict as fast_predict
+from twinrank.fast.rankers.lambdamart import LambdaMART
 
 ranker = LambdaMART(n_trees=100, learning_rate=0.05, max_leaves=15, seed=0).fit(train)
 model = ranker.model_

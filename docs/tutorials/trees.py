@@ -25,8 +25,8 @@ def markdown_table(header, rows, digits=4):
 # --8<-- [start:gradients]
 import numpy as np
 
-from twinrank.reference.data import load_mq2008
-from twinrank.reference.objectives import lambdarank
+from twinrank.reference.io.data import load_mq2008
+from twinrank.reference.losses.objectives import lambdarank
 
 train, _, _ = load_mq2008(fold=1)
 scores = np.zeros(train.n_rows)            # the first round: every score is 0
@@ -36,7 +36,7 @@ print(f"h: min {h.min():.3f}, max {h.max():.3f}")
 # --8<-- [end:gradients]
 
 # --8<-- [start:bins]
-from twinrank.reference.binning import MISSING_BIN, apply_bins, bin_thresholds
+from twinrank.reference.trees.binning import MISSING_BIN, apply_bins, bin_thresholds
 
 thresholds = bin_thresholds(train.X, max_bins=255)  # float64 array per feature
 binned = apply_bins(train.X, thresholds)            # (n_rows, n_features) uint8
@@ -49,7 +49,7 @@ print(f"binned {binned.shape} {binned.dtype}; missing bin {MISSING_BIN}")
 # --8<-- [end:bins]
 
 # --8<-- [start:histogram]
-from twinrank.reference.tree import build_histogram
+from twinrank.reference.trees.tree import build_histogram
 
 rows = np.arange(train.n_rows)                  # the root holds every row
 hist = build_histogram(binned, g, h, rows)      # (n_features, 256, 3)
@@ -78,7 +78,7 @@ print(f"by hand: feature {best_feature}, "
 
 # --8<-- [start:find_best_split]
 from twinrank.reference.params import TreeParams
-from twinrank.reference.tree import find_best_split
+from twinrank.reference.trees.tree import find_best_split
 
 params = TreeParams(max_leaves=4, min_samples_leaf=20)
 split = find_best_split(hist, totals=np.array([G, H, train.n_rows]),
@@ -111,7 +111,7 @@ fig.tight_layout()
 # --8<-- [end:plot_gain]
 
 # --8<-- [start:grow]
-from twinrank.reference.tree import grow_tree
+from twinrank.reference.trees.tree import grow_tree
 
 tree = grow_tree(binned, g, h, thresholds, params)
 columns = ["feature", "threshold", "left", "right", "missing", "value", "gain",
@@ -123,7 +123,7 @@ print(markdown_table(
 # --8<-- [end:grow]
 
 # --8<-- [start:predict]
-from twinrank.reference.predict import apply_tree, predict_tree, predict_tree_binned
+from twinrank.reference.trees.predict import apply_tree, predict_tree, predict_tree_binned
 
 leaves = apply_tree(tree, train.X)           # the leaf each row reaches
 counts = {int(k): int(n) for k, n in zip(*np.unique(leaves, return_counts=True))}
@@ -133,7 +133,7 @@ print("raw and binned routes agree:", np.array_equal(raw, on_bins))
 # --8<-- [end:predict]
 
 # --8<-- [start:missing]
-from twinrank.reference.objectives import squared_error
+from twinrank.reference.losses.objectives import squared_error
 
 rng = np.random.default_rng(0)
 x = rng.random((200, 1)).astype(np.float32)     # one feature
@@ -151,7 +151,7 @@ print("predictions for x = 0.2, 0.9, NaN:", predict_tree(stump, new_rows) + 0.0)
 # --8<-- [end:missing]
 
 # --8<-- [start:fast]
-from twinrank.fast.tree import grow_tree as fast_grow_tree
+from twinrank.fast.trees.tree import grow_tree as fast_grow_tree
 
 fast_tree = fast_grow_tree(binned, g, h, thresholds, params)
 structure = ["feature", "bin_threshold", "left", "right", "missing", "count"]

@@ -25,7 +25,7 @@ for key, tol in TOLERANCES.items():
 # --8<-- [start:assert]
 import numpy as np
 
-from twinrank.fast.data import load_mq2008
+from twinrank.reference.io.data import load_mq2008
 from twinrank.testing import assert_twins_agree
 
 train, _, test = load_mq2008(fold=1)
@@ -77,7 +77,7 @@ print("100 generated cases: the twins agree")
 # --8<-- [end:strategies]
 
 # --8<-- [start:caught]
-import twinrank.fast.objectives as fast_objectives
+import twinrank.fast.losses.objectives as fast_objectives
 
 original = fast_objectives.lambdarank
 

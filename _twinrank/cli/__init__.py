@@ -1,0 +1,88 @@
+"""The ``twinrank`` command: ``twinrank COMMAND --help`` describes each command.
+
+Every command takes ``--engine fast|reference`` (fast by default) and runs the
+same code path on the chosen twin, except ``verify``, which runs both and compares
+them. Each command lives in a module of its own (``twinrank.cli.training``: commands that train
+and score; ``.evaluation``: commands that evaluate; ``.model_files``: commands on model files),
+exposing ``add_parser(subparsers)``; the parser's ``run`` default does the work.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import os
+import sys
+import warnings
+from functools import partial
+
+from twinrank.cli._common import add_engine_option, engine_module
+from twinrank.reference.errors import TwinrankError, TwinrankWarning
+
+MODULE_OF_COMMAND = {
+    "train": "training.train", "predict": "training.predict", "evaluate": "evaluation.evaluate",
+    "combine": "evaluation.combine", "cost": "evaluation.cost", "compare": "evaluation.compare",
+    "grid": "training.grid", "inspect": "model_files.inspect", "export": "model_files.export",
+    "import": "model_files.import_model", "data": "data", "verify": "verify", "demo": "demo",
+    "diagnose": "evaluation.diagnose", "experiment": "training.experiment", "exercise": "exercise",
+}
+COMMANDS = list(MODULE_OF_COMMAND)
+__all__ = ["main", "build_parser", "version", "COMMANDS", "add_engine_option", "engine_module"]
+
+
+def version() -> str:
+    """The installed distribution's version; ``unknown`` when twinrank runs uninstalled."""
+    try:
+        return importlib.metadata.version("twinrank")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``twinrank`` parser with one sub-command per command module."""
+    parser = argparse.ArgumentParser(
+        prog="twinrank", description="Learning-to-rank tree ensembles, written twice.")
+    parser.add_argument("--version", action="version", version=f"twinrank {version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"twinrank.cli.{MODULE_OF_COMMAND[name]}").add_parser(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the command line ``argv``; a user error prints one line and returns 2."""
+    args = build_parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", TwinrankWarning)
+            warnings.showwarning = partial(_show_warning, args.command)
+            return args.run(args) or 0
+    except BrokenPipeError:  # stdout closed early (``twinrank predict ... | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
+        return 1
+    except (TwinrankError, OSError) as e:
+        print(f"twinrank {args.command}: error: {_message(e)}", file=sys.stderr)
+        return 2
+    except MemoryError as e:
+        print(f"twinrank {args.command}: error: out of memory ({e or 'an allocation failed'}); the data are too "
+              "large for this machine: fewer rows or features, or the fast engine", file=sys.stderr)
+        return 2
+
+
+def _show_warning(command, message, category, filename, lineno, file=None, line=None):
+    """A TwinrankWarning as one line, ``twinrank train: warning: ...``; other warnings as Python shows them."""
+    if issubclass(category, TwinrankWarning):
+        print(f"twinrank {command}: warning: {message}", file=sys.stderr)
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
+
+
+def _message(e: Exception) -> str:
+    """The error's text; an OSError's as ``file: reason`` rather than ``[Errno 2] ...``."""
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    return str(e)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

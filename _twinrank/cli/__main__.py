@@ -1,0 +1,6 @@
+"""``python -m twinrank.cli``: the ``twinrank`` command."""
+import sys
+
+from twinrank.cli import main
+
+sys.exit(main())

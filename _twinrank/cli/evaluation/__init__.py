@@ -1,0 +1,1 @@
+"""``twinrank`` commands that evaluate: evaluate, compare, diagnose, cost, combine."""

@@ -1,0 +1,1 @@
+"""``twinrank`` commands on model files: inspect, export, import."""

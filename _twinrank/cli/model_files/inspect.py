@@ -1,0 +1,159 @@
+"""``twinrank inspect``: what a model file holds, which features its trees split on, and the trees.
+
+Feature importance is read off the trees, as LightGBM's ``split`` and ``gain``
+importances are: for each feature, the number of internal nodes splitting on it and
+the sum of those nodes' gains (the loss reduction the grower recorded, before
+shrinkage and tree weights), over every tree of the model, its prior model (IGBRT's
+forest) and, for McRank, every classifier. Features are numbered as in the data file
+(1-based).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+
+import numpy as np
+
+from twinrank.cli._common import add_accept_edited_option, check_input, read_model
+from twinrank.reference.trees.explain import feature_importances
+
+DESCRIPTION = __doc__.split("\n", 1)[1].strip()
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("inspect", help="summary, feature importance and trees of a model file",
+                       description="Print a model file's summary (algorithm, trees, leaves, parameters, "
+                                   "best iteration, metric history) and its feature importance; "
+                                   "--dump adds every tree, one node per line.\n\n" + DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help="model file (JSON, from either engine)")
+    p.add_argument("--top", type=int, metavar="N", help="show only the N features of largest gain (default: all used)")
+    p.add_argument("--dump", action="store_true", help="also print every tree, one node per line")
+    p.add_argument("--json", action="store_true",
+                   help='print JSON: {"summary": {...}, "importance": [{"feature", "splits", "gain"}, ...]}')
+    add_accept_edited_option(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    check_input(args.model, "--model")
+    model = read_model(args)
+    table = importance(model)
+    n_used, total_gain = len(table), sum(row["gain"] for row in table)
+    if args.top is not None:
+        table = table[:args.top]
+    if args.json:
+        print(json.dumps({"summary": summary(model), "importance": table}))
+        return 0
+    lines = [f"{k:<16}{v}" for k, v in summary_lines(model, args.model)]
+    lines += ["", *importance_lines(table, model.n_features, n_used, total_gain)]
+    if args.dump:
+        for name, ensemble in ensembles(model):
+            lines += ["", *dump_lines(ensemble, name)]
+    print("\n".join(lines))
+    return 0
+
+
+def ensembles(model) -> list:
+    """``[(name, Ensemble)]``: the model's ensembles, priors first (IGBRT's forest), then McRank's classifiers."""
+    found = []
+    for i, classifier in enumerate(getattr(model, "classifiers", [])):
+        found += [(f"classifier {i + 1} (y > {model.labels[i]:g}) {n}".strip(), e) for n, e in ensembles(classifier)]
+    if hasattr(model, "trees"):
+        if model.init_model is not None:
+            found += [(f"prior model, {n}".rstrip(", "), e) for n, e in ensembles(model.init_model)]
+        found.append(("", model))
+    return found
+
+
+def importance(model) -> list:
+    """``[{"feature": id, "splits": n, "gain": g}]`` of the features split on, largest gain first.
+
+    ``feature`` is 1-based, as in the data file; ``splits`` counts the internal nodes
+    on the feature and ``gain`` sums their gains, over every tree of every ensemble.
+    """
+    splits = feature_importances(model, "split", include_init_model=True)  # (n_features,)
+    gain = feature_importances(model, "gain", include_init_model=True)  # (n_features,)
+    used = np.flatnonzero(splits)
+    order = used[np.lexsort((used, -gain[used]))]  # largest gain first, then lowest id
+    return [{"feature": int(f) + 1, "splits": int(splits[f]), "gain": float(gain[f])} for f in order]
+
+
+def importance_lines(table: list, n_features: int, n_used: int, total_gain: float) -> list:
+    """The importance table as text; ``share`` is the feature's part of the gain of every split."""
+    total = total_gain or 1.0
+    shown = "" if len(table) == n_used else f", the top {len(table)} shown"
+    lines = [f"feature importance ({n_used} of {n_features} features split on{shown}; ids as in the data file)",
+             f"{'feature':>8}  {'splits':>7}  {'gain':>12}  {'share':>6}"]
+    lines += [f"{r['feature']:>8}  {r['splits']:>7}  {r['gain']:>12.6g}  {r['gain'] / total:>6.1%}" for r in table]
+    return lines
+
+
+def summary(model) -> dict:
+    """The model's facts as a JSON-ready dict."""
+    parts = ensembles(model)
+    trees = [t for _, e in parts for t in e.trees]
+    leaves = [t.n_leaves for t in trees] or [0]
+    main = parts[-1][1] if hasattr(model, "trees") else None
+    return {"algorithm": model.algorithm, "n_features": int(model.n_features),
+            "n_trees": len(trees), "leaves": {"min": min(leaves), "mean": float(np.mean(leaves)), "max": max(leaves)},
+            "best_iteration": model.best_iteration,
+            "prior_trees": sum(len(e.trees) for _, e in parts[:-1]) if main and main.init_model else None,
+            "classifiers": len(getattr(model, "classifiers", [])) or None,
+            "missing": (main.missing or {}).get("strategy") if main else None,
+            "history": {k: {"n": len(v), "last": v[-1], "best": max(v)} for k, v in
+                        (getattr(model, "history", None) or {}).items() if v},
+            "params": model.params}
+
+
+def summary_lines(model, path) -> list:
+    s = summary(model)
+    leaves = s["leaves"]
+    rows = [("model", path), ("algorithm", s["algorithm"]), ("features", s["n_features"]),
+            ("trees", f"{s['n_trees']} (leaves per tree: min {leaves['min']}, mean {leaves['mean']:.1f}, "
+                      f"max {leaves['max']})")]
+    if s["prior_trees"]:
+        rows.append(("prior model", f"{s['prior_trees']} of the trees (the starting forest); "
+                                    f"{s['n_trees'] - s['prior_trees']} boosted on it"))
+    if s["classifiers"]:
+        rows.append(("classifiers", f"{s['classifiers']} (labels {', '.join(f'{v:g}' for v in model.labels)})"))
+    if hasattr(model, "base_score"):
+        rows.append(("base score", f"{model.base_score:g}"))
+    if s["best_iteration"] is not None:
+        rows.append(("best iteration", s["best_iteration"]))
+    if s["missing"]:
+        rows.append(("missing values", s["missing"]))
+    for key, h in s["history"].items():
+        rows.append((key, f"{h['n']} values, last {h['last']:.6f}, best {h['best']:.6f}"))
+    shown = {k: v for k, v in s["params"].items() if v is not None}
+    text = " ".join(f"{k}={v}" for k, v in shown.items()) or "(none stored)"
+    rows += [("parameters" if i == 0 else "", line) for i, line in enumerate(textwrap.wrap(text, 84))]
+    return rows
+
+
+def dump_lines(ensemble, name: str = "") -> list:
+    """Every tree of ``ensemble``, one node per line, children indented under their parent."""
+    lines = []
+    for t, (tree, weight) in enumerate(zip(ensemble.trees, ensemble.tree_weights)):
+        lines.append(f"{name + ': ' if name else ''}tree {t} (weight {weight:g}, {tree.n_leaves} leaves)")
+        lines += _node_lines(tree, 0, 1)
+    return lines
+
+
+def _node_lines(tree, k: int, depth: int) -> list:
+    pad = "  " * depth
+    if tree.left[k] < 0:
+        return [f"{pad}{k}: leaf {tree.value[k]:.6g} (rows {tree.count[k]})"]
+    f, thr = int(tree.feature[k]) + 1, tree.threshold[k]
+    children = {int(tree.left[k]): f"f{f} <= {thr:.6g}", int(tree.right[k]): f"f{f} > {thr:.6g}"}
+    missing = int(tree.missing[k])
+    if missing in children:
+        children[missing] += " or missing"
+    else:
+        children[missing] = f"f{f} missing"
+    lines = [f"{pad}{k}: split on f{f} at {thr:.6g} (gain {tree.gain[k]:.6g}, rows {tree.count[k]})"]
+    for child, test in children.items():
+        lines.append(f"{pad}  if {test}:")
+        lines += _node_lines(tree, child, depth + 2)
+    return lines

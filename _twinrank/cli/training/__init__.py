@@ -1,0 +1,1 @@
+"""``twinrank`` commands that train and score: train, predict, grid, experiment."""

@@ -1,0 +1,130 @@
+"""``twinrank predict``: score a LETOR file with a saved model, one score per line."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from twinrank.cli._common import (
+    STDOUT,
+    add_accept_edited_option,
+    add_engine_option,
+    add_reading_options,
+    add_threads_option,
+    check_input,
+    check_output,
+    engine_module,
+    read_model,
+    reading_options,
+    require_queries,
+)
+from twinrank.cli.evaluation.cost import add_exit_options, exits_from_args
+from twinrank.reference.errors import DataFormatError, ParameterError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("predict", help="score data with a saved model",
+                       description="Score LETOR data with a twinrank model; writes one score per line, "
+                                   "aligned with the data rows. The data must have the model's number "
+                                   "of features (the largest feature id in the file); a wider file is "
+                                   "an error naming the line, a narrower one needs --allow-fewer-features.")
+    p.add_argument("--model", required=True, help="model file (JSON, from either engine)")
+    p.add_argument("--data", required=True, help="data to score (LETOR format, .gz ok)")
+    p.add_argument("--output", default=STDOUT,
+                   help="scores file to write (atomically); '-' for standard output (default: -)")
+    p.add_argument("--trees", metavar="K|best",
+                   help="score with the first K trees only, or 'best': the first best-iteration trees "
+                        "(IGBRT: K boosted trees on its whole forest; McRank: K trees of every "
+                        "classifier; a random forest averages its first K) (default: every tree)")
+    p.add_argument("--allow-fewer-features", action="store_true",
+                   help="score a file whose largest feature id is below the model's width: the "
+                        "features it lacks are read as 0.0, the format's absent-feature value (not "
+                        "as missing values) (default: such a file is refused)")
+    add_reading_options(p, labels=False)
+    add_threads_option(p)
+    add_exit_options(p)
+    add_engine_option(p)
+    add_accept_edited_option(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from twinrank.fast.runtime._threads import threads
+    from twinrank.reference.io.letor import read_letor, write_scores
+    from twinrank.reference.io.model import BagModel, McRankModel
+
+    check_input(args.model, "--model")
+    check_input(args.data, "--data")
+    check_output(args.output, "--output")
+    exits = exits_from_args(args)
+    model = read_model(args)
+    if isinstance(model, BagModel) and (exits is not None or args.trees is not None):
+        raise ParameterError("a BL-MART bag is scored whole: no --trees, no early exits")
+    model = first_trees(model, args.trees)
+    data = read_letor(args.data, n_features=model.n_features, max_label=None, **reading_options(args))
+    if data.n_features_in_file < model.n_features and not args.allow_fewer_features:
+        raise DataFormatError(args.data, None, f"has {data.n_features_in_file} features (its largest feature "
+                                               f"id) but the model takes {model.n_features}; pass "
+                                               "--allow-fewer-features to read the missing ones as 0.0")
+    if exits is not None:
+        if isinstance(model, McRankModel):
+            raise ParameterError("McRank scores by expected relevance, not a sum of trees: no early exits")
+        exit_scores = engine_module(args.engine, "exits").predict_exits
+
+        def predict(model, X):
+            return exit_scores(model, X, data.query_offsets, exits).scores
+    elif isinstance(model, McRankModel):
+        predict = engine_module(args.engine, "classification").expected_relevance
+    elif isinstance(model, BagModel):
+        require_queries(data, args.data, "--data", "a BL-MART bag combines its members' scores per query")
+
+        def predict(model, X):
+            return engine_module(args.engine, "bagging").bag_scores(model, X, data.query_offsets)
+    else:
+        predict = engine_module(args.engine, "predict").predict_ensemble
+    with threads(args.threads):
+        scores = predict(model, data.X)
+    if args.output == STDOUT:
+        sys.stdout.write("".join(f"{s!r}\n" for s in scores.tolist()))
+        where = "standard output"
+    else:
+        write_scores(args.output, scores)
+        where = args.output
+    print(f"scored {data.n_rows} rows of {data.n_queries} queries; scores written to {where}", file=sys.stderr)
+    return 0
+
+
+def first_trees(model, trees: str | None):
+    """``model`` keeping its first ``trees`` trees (a count, or ``"best"``); None keeps it whole."""
+    if trees is None:
+        return model
+    if hasattr(model, "classifiers"):  # McRank: the same count of every classifier
+        model.classifiers = [first_trees(c, trees) for c in model.classifiers]
+        return model
+    k = _tree_count(model, trees)
+    kept = model.truncated(k)
+    if model.snapshots:  # DART: the snapshot at that size, its own weights
+        return kept
+    weights = model.tree_weights
+    if len(weights) > 1 and np.all(weights == weights[0]) and weights[0] != 1.0:  # an average: of k trees now
+        kept.tree_weights = np.full(k, 1.0 / k)
+    return kept
+
+
+def _tree_count(model, trees: str) -> int:
+    if trees == "best":
+        if model.best_iteration is None:
+            raise ParameterError("--trees best: the model has no best iteration (it was trained without --valid)")
+        return model.best_iteration
+    try:
+        k = int(trees)
+    except ValueError:
+        raise ParameterError(f"--trees takes a number of trees or 'best', got {trees!r}") from None
+    if model.snapshots and k in model.snapshot_sizes:
+        return k
+    if model.snapshots and k != model.n_trees:
+        raise ParameterError(f"--trees {k}: this {model.algorithm} model scores at its snapshot sizes "
+                             f"{model.snapshot_sizes} and its final size {model.n_trees} only")
+    if not 1 <= k <= model.n_trees:
+        raise ParameterError(f"--trees {k}: the model has {model.n_trees} trees; give 1 to {model.n_trees}")
+    return k

@@ -1,0 +1,1 @@
+"""The course's grader: exercises written by students, graded against the fast twin."""

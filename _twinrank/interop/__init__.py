@@ -1,0 +1,1 @@
+"""Other libraries' model formats: LightGBM's text model, read and written."""

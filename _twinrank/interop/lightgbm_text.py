@@ -1,0 +1,57 @@
+r"""LightGBM's text model format: export a twinrank model to it, import a LightGBM model from it.
+
+A model written by :func:`save_lightgbm` loads in LightGBM,
+``lightgbm.Booster(model_file="model.txt")``, and its ``predict`` gives twinrank's
+scores; a LightGBM model read by :func:`load_lightgbm` is an :class:`Ensemble` that
+either twin scores as LightGBM's ``predict(raw_score=True)``. Model I/O is data, not
+algorithm: written once here, re-exported by ``twinrank.interop.lightgbm_text``.
+
+**Why the scores agree.** Both libraries route a row at a split the same way: left iff
+``x <= threshold``, compared in float64. They differ in where NaN goes: a twinrank node
+names a ``missing`` child (left, right, or a third child); a LightGBM node a
+``decision_type`` whose missing type (NaN, None: NaN read as 0, Zero) and default
+direction decide. Each direction is translated node by node (the writer's and the
+reader's module docstrings give the tables). Both sum the trees in file order, and the
+numbers are written with Python's ``repr``, the shortest text that reads back as the
+same float64, so on the same features the scores agree to the last bit for a boosted
+model; a model with tree weights other than 1 (random forests, DART) or LightGBM's
+``average_output`` agrees to rounding ($\approx 10^{-15}$ relative), since one side
+multiplies by the weight before summing and the other after.
+
+**What cannot cross.** Into LightGBM: an McRank model (its expected relevance is a
+nonlinear combination of several ensembles; export its classifiers one by one) and
+``missing="iterative"`` (its imputers are models). Into twinrank: multiclass models
+(``num_class`` > 1), categorical splits (``num_cat`` > 0), linear trees
+(``is_linear=1``), and ``zero_as_missing`` splits that send 0 to the other side of the
+threshold than 0 goes. Each is refused with an error naming the field.
+
+**Bit-for-bit caveats.** LightGBM reads values within 1e-35 of zero as 0 (its dense
+input filter): a model's thresholds never fall inside that band, so no route changes.
+An infinite feature value takes the same route in both, since a threshold of ``inf``
+(every number goes left) is written as ``inf``, which LightGBM parses.
+"""
+from __future__ import annotations
+
+from twinrank.interop._lightgbm_reader import from_lightgbm_text
+from twinrank.interop._lightgbm_writer import to_lightgbm_text
+from twinrank.reference.errors import ModelFormatError
+from twinrank.reference.io._atomic import atomic_output
+
+__all__ = ["to_lightgbm_text", "save_lightgbm", "from_lightgbm_text", "load_lightgbm"]
+
+
+def save_lightgbm(model, path, *, feature_names=None) -> None:
+    """Write ``model`` (an Ensemble or a fitted estimator) as a LightGBM text model, atomically."""
+    text = to_lightgbm_text(model, feature_names=feature_names)
+    with atomic_output(path) as out:
+        out.write(text.encode("utf-8"))
+
+
+def load_lightgbm(path):
+    """The :class:`Ensemble` of a LightGBM text model file (``Booster.save_model``'s output)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise ModelFormatError(f"{path}: not a LightGBM text model (not UTF-8 text)") from None
+    return from_lightgbm_text(text, source=str(path))

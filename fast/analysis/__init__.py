@@ -1,0 +1,1 @@
+"""Numba twins of :mod:`twinrank.reference.analysis`: the bias-variance terms."""

@@ -1,0 +1,1 @@
+"""The boosting loop of :mod:`twinrank.reference.ensembles` on the fast kernels."""

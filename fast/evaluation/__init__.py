@@ -1,0 +1,1 @@
+"""Numba twins of :mod:`twinrank.reference.evaluation`: the metrics, one thread per query."""

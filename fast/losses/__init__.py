@@ -1,0 +1,1 @@
+"""Numba twins of :mod:`twinrank.reference.losses`: the LambdaRank kernel and quantized gradients."""

@@ -1,0 +1,49 @@
+"""Numba-parallel twin of `twinrank.reference.rankers.classification`: McRank on the engine ``FAST``.
+
+The classifiers are boosted by the shared loop on the fast kernels and scored by the
+fast :func:`predict.predict_ensemble`; turning their scores into probabilities and
+expected relevance is O(n_rows K), shared with the reference (the same objects:
+``probabilities_from_scores``, ``relevance_weights``, ``fit_relevance_weights``,
+``classifier_seed``). ``McRankModel`` and ``load_model`` are the data model's
+(:mod:`twinrank.reference.io.model`). ``n_threads`` sets numba's thread count during
+``fit`` and ``predict``; the model does not depend on it.
+"""
+from __future__ import annotations
+
+from twinrank.fast.engine import FAST
+from twinrank.reference.io.model import McRankModel, load_model
+from twinrank.reference.rankers import classification as _reference
+from twinrank.reference.rankers.classification import (
+    ALGORITHM,
+    WEIGHTINGS,
+    _classifier_scores,
+    classifier_seed,
+    fit_relevance_weights,
+    probabilities_from_scores,
+    relevance_weights,
+)
+
+__all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
+           "probabilities_from_scores", "relevance_weights", "fit_relevance_weights", "classifier_seed",
+           "load_model", "ALGORITHM", "WEIGHTINGS"]
+
+
+def classifier_scores(model: McRankModel, X):
+    """Numba-parallel twin of `twinrank.reference.rankers.classification.classifier_scores` (parallel over rows)."""
+    return _classifier_scores(model.classifiers, X, FAST)
+
+
+def class_probabilities(model: McRankModel, X):
+    """Numba-parallel twin of `twinrank.reference.rankers.classification.class_probabilities`."""
+    return probabilities_from_scores(classifier_scores(model, X))
+
+
+def expected_relevance(model: McRankModel, X):
+    """Numba-parallel twin of `twinrank.reference.rankers.classification.expected_relevance`."""
+    return class_probabilities(model, X) @ model.relevance_weights
+
+
+class McRank(_reference.McRank):
+    __doc__ = "Numba-parallel twin of `twinrank.reference.rankers.classification.McRank`.\n" + (
+        _reference.McRank.__doc__ or "")
+    engine = FAST

@@ -1,0 +1,144 @@
+"""Saying, on stderr, that numba is compiling the fast twin's kernels (a cold cache), and nothing when
+the kernels load from the cache.
+
+numba announces every compilation that misses its cache with a ``numba:compile``
+event (a kernel loaded from the on-disk cache raises none), so a listener on it
+knows exactly when a first run pays. The first compilation of a process opens
+one line; each group of kernels (``tree``, ``lambdarank``, ``metrics``, ...) is
+added when it is compiled, with its time::
+
+    twinrank: compiling numba kernels, first run only (~30 s; cache: ~/.cache/twinrank/numba): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, tree 27.9 s, predict 5.0 s
+
+A line ends when the fit, prediction or ``metrics.evaluate`` that compiled ends
+(:func:`session`), when
+twinrank's own progress display writes, or, for a kernel called outside a fit, when
+that kernel is compiled. A later compilation (say, the first ``predict`` after a
+fit) opens a shorter line. The Python API prints the same, on ``sys.stderr``;
+``TWINRANK_COMPILE_NOTICE=0`` silences it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+
+from numba.core.event import Listener, register
+
+from twinrank.fast.runtime import _numba_cache
+
+FAST_TWIN = __package__.rsplit(".", 1)[0]  # twinrank.fast: the kernels of every folder of it
+COLD_SECONDS = 30  # a cold `twinrank demo` compiles for about this long (CPU) on 2 cores (benchmarks/cold_start.py)
+GROUPS = {"binning": "binning", "_grower": "tree", "_histogram": "tree", "_partition": "tree",
+          "_split": "tree", "_lambdarank": "lambdarank", "objectives": "objectives",
+          "_ranking": "metrics", "_graded_kernels": "metrics", "_binary_kernels": "metrics",
+          "predict": "predict", "_quickscorer": "predict"}
+
+
+class CompileNotice(Listener):
+    """Writes the line; one instance per process (:data:`NOTICE`)."""
+
+    def __init__(self, stream=None):
+        self.stream = stream  # None: sys.stderr at the time of writing
+        self.lock = threading.Lock()
+        self.depth = 0  # nested compilations: a kernel compiles the kernels it calls
+        self.sessions = 0  # open fits / predictions (``session``)
+        self.said = False  # the process's first line was written
+        self.open = False  # a line is open
+        self.pending = None  # [group, seconds] compiled, not yet written (the next may add to it)
+        self.written = 0  # groups written on the open line
+        self.start = 0.0
+
+    def on_start(self, event):
+        if self.depth == 0 and not _ours(event):
+            return
+        if self.depth == 0:
+            self.start = time.perf_counter()
+            self._open()
+        self.depth += 1
+
+    def on_end(self, event):
+        if self.depth == 0:
+            return
+        self.depth -= 1
+        if self.depth == 0:
+            self._add(GROUPS.get(_module(event), "kernels"), time.perf_counter() - self.start)
+
+    def compiled_elsewhere(self, group: str, seconds: float):
+        """``group`` was compiled by a helper process (``_warm``) that this one waited ``seconds`` for."""
+        self._open()
+        self._add(group, seconds)
+
+    def _add(self, group: str, seconds: float):
+        if self.pending and self.pending[0] == group:
+            self.pending[1] += seconds
+        else:
+            self._flush()
+            self.pending = [group, seconds]
+        if self.sessions == 0:
+            self.end_line()
+
+    def _flush(self):
+        """Write the pending group: ``tree 8.1 s``."""
+        if self.pending:
+            self._write(("," if self.written else "") + f" {self.pending[0]} {self.pending[1]:.1f} s")
+            self.written += 1
+            self.pending = None
+
+    def _open(self):
+        if self.open or not _enabled():
+            return
+        if self.said:
+            self._write("twinrank: compiling numba kernels:")
+        else:
+            self._write(f"twinrank: compiling numba kernels, first run only (~{COLD_SECONDS} s; "
+                        f"cache: {_numba_cache.location()}):")
+        self.said = self.open = True
+        self.written = 0
+
+    def end_line(self):
+        """Close the open line, if any (before other output, or when the work that compiled ends)."""
+        if self.open:
+            self._flush()
+            self.open = False
+            self._write("\n")
+
+    def _write(self, text: str):
+        if not _enabled():
+            return
+        with self.lock:
+            stream = self.stream or sys.stderr
+            stream.write(text)
+            stream.flush()
+
+
+def _module(event) -> str:
+    return event.data["dispatcher"].py_func.__module__.rsplit(".", 1)[-1]
+
+
+def _ours(event) -> bool:
+    return event.data["dispatcher"].py_func.__module__.startswith(FAST_TWIN + ".")
+
+
+def _enabled() -> bool:
+    return os.environ.get("TWINRANK_COMPILE_NOTICE", "1") != "0"
+
+
+@contextlib.contextmanager
+def session():
+    """A fit or prediction: compilations inside it share one line, closed when it ends."""
+    with NOTICE.lock:
+        NOTICE.sessions += 1
+    try:
+        yield
+    finally:
+        with NOTICE.lock:
+            NOTICE.sessions -= 1
+            last = NOTICE.sessions == 0
+        if last:
+            NOTICE.end_line()
+
+
+NOTICE = CompileNotice()
+register("numba:compile", NOTICE)

@@ -1,0 +1,84 @@
+"""Running numba kernels on a chosen number of threads, and splitting a kernel's work over them.
+
+Two ways to run in parallel. A kernel called many times from compiled code (the
+tree grower's histograms, partitions and split scans) uses ``prange``. A kernel
+called once per round or per evaluation from Python (metrics, LambdaRank
+gradients) is instead a serial, ``nogil`` kernel over a range of work items, and
+:func:`over_chunks` runs contiguous chunks of that range on Python threads: the
+same parallelism, but ``parallel=True`` costs seconds of compilation per kernel
+(measured in ``benchmarks/cold_start.py``) and a plain loop a fraction of that.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+
+from twinrank.fast.runtime._compile_notice import session
+from twinrank.fast.runtime._workspace import reusing
+from twinrank.reference._param_checks import check_n_threads
+
+CHUNKS_PER_THREAD = 4
+
+
+@contextlib.contextmanager
+def threads(n_threads):
+    """Run the block with ``n_threads`` numba threads, then restore the old count.
+
+    ``n_threads``: a positive count, capped at the threads numba was started with
+    (``NUMBA_NUM_THREADS``, by default the cores); None or -1: all of them. 0 and
+    other negatives are a ParameterError (``check_n_threads``). The block is one
+    compile-notice session (``_compile_notice``): a fit or a prediction that compiles
+    kernels says so on one line. Within it, the tree grower keeps its buffers from one
+    tree to the next on this thread (``_workspace``).
+    """
+    check_n_threads("n_threads", n_threads)
+    with session(), reusing():
+        if n_threads is None or n_threads == -1:
+            yield
+            return
+        old = numba.get_num_threads()
+        numba.set_num_threads(min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(old)
+
+
+def over_chunks(kernel, n_items: int, *args, parallel: bool = True) -> None:
+    """``kernel(first, last, *args)`` over ``[0, n_items)``: one call, or (``parallel``) one call per
+    contiguous chunk, the chunks taken in turn by the calling thread and
+    ``numba.get_num_threads() - 1`` pool threads (``kernel`` must be ``nogil``).
+
+    ``CHUNKS_PER_THREAD`` chunks a thread even out uneven work (queries of unequal
+    size). Chunks write disjoint outputs, so the result never depends on the threads.
+    """
+    n_threads = numba.get_num_threads() if parallel else 1
+    n_chunks = min(n_threads * CHUNKS_PER_THREAD, n_items)
+    if n_threads <= 1 or n_chunks <= 1:
+        kernel(0, n_items, *args)
+        return
+    bounds = [n_items * i // n_chunks for i in range(n_chunks + 1)]
+    chunks, lock = iter(range(n_chunks)), threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                i = next(chunks, None)
+            if i is None:
+                return
+            kernel(bounds[i], bounds[i + 1], *args)
+
+    helpers = [_pool().submit(work) for _ in range(n_threads - 1)]
+    work()
+    for helper in helpers:
+        helper.result()
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """The process's worker threads for :func:`over_chunks`, made on first use."""
+    return ThreadPoolExecutor(numba.config.NUMBA_NUM_THREADS, thread_name_prefix="twinrank")

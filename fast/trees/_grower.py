@@ -1,0 +1,436 @@
+"""The best-first loop of the fast tree grower, compiled whole (no Python between nodes).
+
+State per node id (creation order, as in the reference): its segment of the row
+buffers, its statistics, and for a leaf its best split. Histograms live in a
+pool of ``max_leaves`` slots; a leaf keeps a slot only while it may still be
+split. Splitting a leaf (sibling subtraction, Ke et al. 2017, Sec. 3)::
+
+    partition its rows          -> left segment | right segment   O(n_node)
+    build the smaller child     O(n_small * d)
+    parent slot -= smaller      O(d * 256): the larger child, no pass over its rows
+    scan both children          O(d * 256)
+
+Histograms sum $(g, h)$; a split's rows per bin are counted where it needs them
+(``_counts``, ``_split``), and a child's row count is what the partition counted.
+The partition counts the split feature's missing rows as it moves them.
+
+**Active rows (quantized training).** Rounded stochastically to a few bits, most rows'
+integers are $(\tilde g, \tilde h) = (0, 0)$: at 4 bits, 82% of the benchmark's rows on
+LambdaRank's normalised lambdas and 95% without the normalisation, since a few large
+lambdas set the scale and the rest round down. Such a row adds nothing to an integer
+histogram, so the histograms sum only the *active* rows. A node's rows are then two
+disjoint segments: the inactive ones in the row buffers above, the active ones in two
+more buffers (``actives``, split from the tree's rows by :func:`split_rows`), each
+segment partitioned at a split as described (:func:`_partition_active`), every row once.
+The histograms read the active segment; the children's sizes, the rows counted for
+``min_rows`` (``_counts.count_node``) and each row's leaf read both. The sums, hence the
+tree, are the same bit for bit. Of the children the one with fewer active rows is built.
+With fewer than ``MIN_INACTIVE_SHARE`` of the rows inactive the second list costs about
+what it saves, and every row stays in the first (one tree at 1M rows, two rotations: no
+inactive row 76-77 ms without the lists against 78-79 with them; 19% inactive 129-134
+against 123-127). One tree on the benchmark's defaults lambdas: 123 -> 57-62 ms.
+
+A three-way split (``missing_split="separate"``) partitions twice (left |
+right + missing, then right | missing), builds its two smaller children and
+gets the largest by subtracting both from the parent's slot. A leaf records
+two best splits, row 0 of the mode and row 1 two-way only; the last split of
+the tree reads row 1 (one leaf left in the budget). Children that cannot be
+split (depth limit, fewer than ``2 * min_rows`` rows, or the last split of the
+tree) get no histogram at all.
+
+Calls pass ``np.int64(0)`` / ``np.bool_(...)`` rather than literals, and counters start as
+``np.int64(1)``: numba compiles one version of a callee per literal argument type it
+sees, even a literal that type inference later widens to ``int64`` (measured: the
+literal ``n_nodes = 1`` alone compiled ``_child_histograms`` and its callees twice).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from twinrank.fast.trees._counts import proof_of
+from twinrank.fast.trees._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into, zero_features
+from twinrank.fast.trees._packed_histogram import build_packed_into, packed_chunk
+from twinrank.fast.trees._partition import partition
+from twinrank.fast.trees._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
+from twinrank.fast.trees._split import best_split, left_stats, score
+from twinrank.reference.constants import N_SLOTS
+from twinrank.reference.trees.binning import MISSING_BIN
+
+NO_SPLIT = -1
+MIN_INACTIVE_SHARE = 0.1  # quantized: active rows listed apart when at least this share of the rows is inactive
+
+
+# nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
+@njit(cache=True, nogil=True)
+def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
+         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
+         n_threads, feature, bin_threshold, left, right, missing,
+         value, gain, count, hessian_sum, leaf_of_row, skipping, has_missing, work, packing):
+    """Grow one tree into the node arrays; return the number of nodes.
+
+    # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
+    #     gradients, hessians (n_rows,) float64 (with ``packing``: its int8 / uint8 integers, read
+    #     only for the root's sums); rows (m,) int64 row ids; n_bins (d,);
+    #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
+    #     gain_rtol: twinrank.reference.trees.tree.GAIN_TIE_RTOL (gains that close are ties);
+    #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
+    #     is cut, never the result)
+    # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
+    #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
+    # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (or ``all_dense``): dense nodes are
+    #     summed without the sparse features' most frequent bins (``build``); has_missing (d,)
+    #     bool: the features with a missing value in some row (``_counts.missing_columns``)
+    # BUF work: ``(order0, order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the
+    #     row buffers (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
+    #     (2 * (m // PARTITION_BLOCK + 2),) int64 and the histogram pool (max_leaves + 1, d,
+    #     FEATURE_SLOTS, LANES) float64 (g, h); any content
+    # IN  packing: None, or quantized training's ``(g_int (n_rows,) int8, h_int (n_rows,) uint8,
+    #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64,
+    #     active0, active1 (m,) like ``rows``)``: then every histogram is summed packed
+    #     (``_packed_histogram``), at most max_chunk rows at a time, over the node's active rows
+    #     only (kept in the buffers ``active0``, ``active1``: module docstring). numba compiles
+    #     one grower per kind (None or the tuple) and prunes the other's histogram code: the
+    #     exact grower (``twinrank demo``'s helper process) compiles in 12 s instead of 17
+    #     (``build``).
+    """
+    n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
+    n_rows = len(gradients)
+    order0, order1, gh, goes_left, block_lefts, hist = work  # gh: a node's gathered (g, h)
+    orders = (order0, order1)  # the two row buffers
+    spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
+    free_slots = list(range(max_leaves - 1, -1, -1))
+    scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),
+             np.empty(n_features, dtype=np.int64),
+             np.empty(n_features, dtype=np.bool_))  # per-feature best gain, bin, side, exact of a scan
+    counts = np.empty((n_features, N_SLOTS))  # a node's rows per bin of the features counted (``_split``)
+    counted = np.zeros(n_features, dtype=np.bool_)
+    start = np.zeros(n_nodes_max, dtype=np.int64)  # a node's rows: orders[buf][start:stop]
+    stop = np.zeros(n_nodes_max, dtype=np.int64)
+    buf = np.zeros(n_nodes_max, dtype=np.int64)
+    astart = np.zeros(n_nodes_max, dtype=np.int64)  # and its active rows: actives[abuf][astart:astop]
+    astop = np.zeros(n_nodes_max, dtype=np.int64)
+    abuf = np.zeros(n_nodes_max, dtype=np.int64)
+    by_active = False  # whether the active rows are listed apart (then histograms sum them only)
+    if packing is None:
+        actives = orders  # (no second list: every node's is empty)
+    else:
+        actives = (packing[7], packing[8])
+        n_active = split_rows(packing[0], packing[1], rows, actives[0], order0)
+        by_active = n_active <= m * (1.0 - MIN_INACTIVE_SHARE)
+        astop[0] = n_active if by_active else 0
+    if not by_active:
+        for i in range(m):
+            order0[i] = rows[i]
+    summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # a node's two segments
+    depth = np.zeros(n_nodes_max, dtype=np.int64)
+    g_sum = np.zeros(n_nodes_max)
+    slot = np.full(n_nodes_max, -1, dtype=np.int64)  # histogram slot, -1 if none
+    # a leaf's best splits (row 0: of the mode, row 1: two-way only): gain, feature, bin, side
+    best_gain = np.full((2, n_nodes_max), -np.inf)  # (2, n_nodes_max)
+    best_feature = np.full((2, n_nodes_max), NO_SPLIT, dtype=np.int64)
+    best_bin = np.zeros((2, n_nodes_max), dtype=np.int64)
+    best_side = np.zeros((2, n_nodes_max), dtype=np.int64)
+    best = (best_gain, best_feature, best_bin, best_side)
+
+    root = np.int64(0)
+    g_root = h_root = g_abs = 0.0
+    h_max, h_min = -np.inf, np.inf
+    for i in range(m):  # gradients: float64, or quantized training's int8 / uint8 integers
+        g, h = np.float64(gradients[rows[i]]), np.float64(hessians[rows[i]])
+        g_root += g
+        h_root += h
+        g_abs += abs(g)
+        h_max, h_min = max(h_max, h), min(h_min, h)
+    gradient_noise = gain_rtol * g_abs  # reference._split.gradient_noise: see rounding_gain
+    proof = proof_of(h_max, h_min, h_root, m)  # (h_max, slack) of the hessian proof (``_counts``)
+    stop[root] = m - astop[root]
+    _set_stats(root, g_root, h_root, np.float64(m), l2, g_sum, hessian_sum, count, value)
+    n_nodes, n_leaves = np.int64(1), np.int64(1)
+    if _may_split(root, depth, count, max_depth, min_rows):
+        slot[root] = free_slots.pop()
+        build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians,
+              *_summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
+              skipping, _totals(root, g_sum, hessian_sum))
+        _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
+                  penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
+                  best, counts, counted, has_missing,
+                  _rows_of(root, bin_columns, n_rows, summed, proof))
+
+    while n_leaves < max_leaves:
+        row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
+        k = _best_leaf(n_nodes, best_feature[row], best_gain[row], g_sum, hessian_sum, l2,
+                       gain_rtol)
+        if k < 0:
+            break
+        f, b, side = best_feature[row, k], best_bin[row, k], best_side[row, k]
+        slots = hist[slot[k], f]  # (256, LANES) the split feature's histogram
+        g_left, h_left = left_stats(slots, b, side == 1)
+        g_miss, h_miss = slots[MISSING_BIN, 0], slots[MISSING_BIN, 1]
+        src = buf[k]
+        column = bin_columns[f * n_rows:(f + 1) * n_rows]
+        missing_left = side == 1  # without missing rows in the node, set below by the children's sizes
+        n_left, n_miss = partition(orders[src], orders[1 - src], start[k], stop[k], column, b, missing_left,
+                                   goes_left, block_lefts)
+        a_left = a_miss = a_right = np.int64(0)
+        if by_active:  # the node's active rows, alike
+            a_left, a_miss, a_right = _partition_active(k, side == 2, column, b, missing_left, goes_left,
+                                                        block_lefts, actives, abuf, astart, astop, n_nodes)
+        c_left, c_miss = n_left + a_left, n_miss + a_miss
+        if side != 2 and c_miss == 0:
+            missing_left = c_left >= count[k] - c_left
+        mid = start[k] + n_left
+        kl, kr, km = n_nodes, n_nodes + 1, n_nodes + 2
+        feature[k], bin_threshold[k], gain[k] = f, b, best_gain[row, k]
+        left[k], right[k], missing[k] = kl, kr, kl if missing_left else kr
+        best_feature[0, k] = best_feature[1, k] = NO_SPLIT
+        start[kl], stop[kl], start[kr], stop[kr] = start[k], mid, mid, stop[k]
+        buf[kl] = buf[kr] = 1 - src
+        n_children = 2
+        if side == 2:  # right | missing, moved back into the parent's buffer
+            n_children = 3
+            n_right = partition(orders[1 - src], orders[src], mid, stop[k], column,
+                                np.int64(MISSING_BIN - 1), np.bool_(False), goes_left, block_lefts)[0]
+            c_right = n_right + a_right
+            missing[k] = km
+            stop[kr] = start[km] = mid + np.int64(n_right)
+            stop[km] = stop[k]
+            buf[kr] = buf[km] = src
+            _set_stats(kr, g_sum[k] - g_left - g_miss, hessian_sum[k] - h_left - h_miss, c_right,
+                       l2, g_sum, hessian_sum, count, value)
+            _set_stats(km, g_miss, h_miss, c_miss, l2, g_sum, hessian_sum, count, value)
+        else:
+            _set_stats(kr, g_sum[k] - g_left, hessian_sum[k] - h_left, count[k] - c_left, l2,
+                       g_sum, hessian_sum, count, value)
+        _set_stats(kl, g_left, h_left, c_left, l2, g_sum, hessian_sum, count, value)
+        for child in range(kl, kl + n_children):
+            depth[child] = depth[k] + 1
+        n_nodes += n_children
+        n_leaves += n_children - 1
+        parent_slot, slot[k] = slot[k], -1
+        if n_leaves == max_leaves:
+            break
+        _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
+                          bin_rows, gradients, hessians, summed, depth, count,
+                          max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum,
+                          hessian_sum)
+        for child in range(kl, kl + n_children):
+            if slot[child] >= 0:
+                _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
+                          feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
+                          gradient_noise, separate, scans, best, counts, counted, has_missing,
+                          _rows_of(child, bin_columns, n_rows, summed, proof))
+    if len(leaf_of_row) > 0:
+        label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
+        if by_active:
+            label_rows(leaf_of_row, actives[0], actives[1], abuf, astart, astop, left, n_nodes)
+    return n_nodes
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
+    """leaf_of_row[r] = k for the rows r of every leaf k: # IN a leaf's rows are
+    (order0, order1)[buf[k]][start[k]:stop[k]]; the leaves' rows are disjoint."""
+    for k in prange(n_nodes):
+        if left[k] == NO_SPLIT:
+            order = order0 if buf[k] == 0 else order1
+            for i in range(start[k], stop[k]):
+                leaf_of_row[order[i]] = k
+
+
+@njit(cache=True, inline='always')
+def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
+                      bin_rows, gradients, hessians, summed, depth, count,
+                      max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum, hessian_sum):
+    """Histograms of the children ``first .. first + n_children - 1`` that may be split.
+
+    The child with the most rows to sum (``_summed``; ties: the last) takes the parent's slot
+    minus its siblings' histograms, if it may be split; every other child that may be split is
+    built (into the parent's slot when the largest does not need it).
+    """
+    large = first
+    for child in range(first + 1, first + n_children):
+        if _n_summed(packing, child, summed) >= _n_summed(packing, large, summed):
+            large = child
+    split_large = _may_split(large, depth, count, max_depth, min_rows)
+    parent_free = not split_large
+    for child in range(first, first + n_children):
+        if child == large:
+            continue
+        split_child = _may_split(child, depth, count, max_depth, min_rows)
+        if not (split_child or split_large):
+            continue
+        if parent_free:
+            target, parent_free = parent_slot, False
+        else:
+            target = free_slots.pop()
+        build(packing, hist[target], bin_columns, bin_rows, gradients, hessians,
+              *_summed(packing, child, summed), gh, n_threads, hist[parent_slot], np.bool_(split_large),
+              spare, skipping, _totals(child, g_sum, hessian_sum))
+        if split_child:
+            slot[child] = target
+        else:
+            free_slots.append(target)
+    if split_large:
+        slot[large] = parent_slot
+    elif parent_free:
+        free_slots.append(parent_slot)
+
+
+@njit(cache=True, nogil=True)
+def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
+          n_threads, parent, subtract, spare, skipping, totals):
+    """A dense node big enough for threads: ``build_skipping`` (``packing`` None), or with
+    quantized integers ``build_packed_skipping`` when there are sparse features (``skipping``
+    other than ``_skipped_bins.all_dense``); other nodes: ``build_into`` or ``build_packed_into``.
+    Dense: at least ``1 / SKIP_RATIO`` of the rows with sparse features, else ``1 / SPARSE_RATIO``.
+    Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned."""
+    n_features, m = hist.shape[0], stop - start
+    sparse_ratio = SKIP_RATIO if len(skipping[1]) < n_features else SPARSE_RATIO  # the row pass below it
+    skip = m * n_features >= PARALLEL_WORK and m * sparse_ratio * n_features >= bin_columns.size
+    if packing is not None:
+        g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk, _, _ = packing
+        if m == 0:  # no active row: every sum is 0 (and the parent keeps its own)
+            zero_features(hist, 0, n_features)
+            return
+        chunk, c, k = packed_chunk(m, g_levels, h_levels, max_chunk)
+        if skip and len(skipping[1]) < n_features:
+            build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop,
+                                  pk, n_threads, totals, skipping, parent, subtract)
+        else:
+            build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
+                              stop, pk, n_threads, parent, subtract, sparse_ratio)
+    elif skip:
+        build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
+                       totals, skipping, parent, subtract)
+    else:
+        build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
+                   n_threads, parent, subtract, spare, sparse_ratio)
+
+
+@njit(cache=True, inline='always')
+def _rows_of(k, bin_columns, n_rows, summed, proof):
+    """Node ``k``'s rows as the split search counts them (``_split.best_split``'s ``node``): the
+    bins, the node's two segments (its active rows' empty unless listed apart) and the hessian
+    proof ``(h_max, slack)``."""
+    orders, buf, start, stop, actives, abuf, astart, astop, _ = summed
+    return (bin_columns, n_rows, orders[buf[k]], start[k], stop[k], proof[0], proof[1], actives[abuf[k]],
+            astart[k], astop[k])
+
+
+@njit(cache=True, inline='always')
+def _summed(packing, k, summed):
+    """``(order, start, stop)``: the rows node ``k``'s histogram sums, ``order[start:stop]``: its
+    active rows when they are listed apart (``by_active``, quantized training), else all its rows
+    (module docstring)."""
+    orders, buf, start, stop, actives, abuf, astart, astop, by_active = summed
+    if packing is None or not by_active:
+        return orders[buf[k]], start[k], stop[k]
+    return actives[abuf[k]], astart[k], astop[k]
+
+
+@njit(cache=True, inline='always')
+def _n_summed(packing, k, summed):
+    """How many rows node ``k``'s histogram sums (:func:`_summed`)."""
+    _, start, stop = _summed(packing, k, summed)
+    return stop - start
+
+
+@njit(cache=True)
+def split_rows(g_int, h_int, rows, active, inactive):
+    """Write the rows of ``rows`` whose ``(g_int, h_int)`` is not ``(0, 0)`` to ``active``, the others
+    to ``inactive``, both in order; return how many are active. Branch-free: each row is written to
+    both, and one of the two counts advanced."""
+    n_active = n_inactive = 0
+    for i in range(len(rows)):
+        row = rows[i]
+        is_active = (g_int[row] != 0) | (h_int[row] != 0)
+        active[n_active] = row
+        inactive[n_inactive] = row
+        n_active += is_active
+        n_inactive += 1 - is_active
+    return n_active
+
+
+@njit(cache=True, inline='always')
+def _partition_active(k, three_way, column, b, missing_left, goes_left, block_lefts, actives, abuf, astart,
+                      astop, first_child):
+    """Split node ``k``'s active rows as its other rows are split, into the children ``first_child``,
+    ``+ 1`` (and ``+ 2``, missing, if ``three_way``); return their counts ``(left, missing,
+    right)`` (right: three-way only), as the partition counts them."""
+    kl, kr, km = first_child, first_child + 1, first_child + 2
+    src = abuf[k]
+    n_left, n_miss = partition(actives[src], actives[1 - src], astart[k], astop[k], column, b, missing_left,
+                               goes_left, block_lefts)
+    mid = astart[k] + n_left
+    astart[kl], astop[kl], astart[kr], astop[kr] = astart[k], mid, mid, astop[k]
+    abuf[kl] = abuf[kr] = 1 - src
+    n_right = np.int64(0)
+    if three_way:  # right | missing, back into the parent's buffer
+        n_right = partition(actives[1 - src], actives[src], mid, astop[k], column, np.int64(MISSING_BIN - 1),
+                            np.bool_(False), goes_left, block_lefts)[0]
+        astop[kr] = astart[km] = mid + n_right
+        astop[km] = astop[k]
+        abuf[kr] = abuf[km] = src
+    return np.int64(n_left), np.int64(n_miss), n_right
+
+
+@njit(cache=True, inline='always')
+def _totals(k, g_sum, hessian_sum):
+    """Node ``k``'s ``(G, H)``: the sums its histogram's bins add up to."""
+    return np.array([g_sum[k], hessian_sum[k]])
+
+
+@njit(cache=True, inline='always')
+def _set_stats(k, g, h, c, l2, g_sum, hessian_sum, count, value):
+    g_sum[k], hessian_sum[k], count[k] = g, h, np.int64(c)
+    value[k] = -g / (h + l2) if h + l2 > 0 else 0.0
+
+
+@njit(cache=True, inline='always')
+def _may_split(k, depth, count, max_depth, min_rows):
+    """Whether node ``k`` could have a valid split at all: depth and row count allow one."""
+    return depth[k] < max_depth and count[k] >= 2 * min_rows
+
+
+@njit(cache=True)
+def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rtol):
+    """The leaf of largest best gain, -1 if no leaf can be split. Ties (the reference's rule):
+    gains ``>= top - gain_rtol * scale`` go to the lowest id, ``scale`` the largest
+    ``|gain| + score(G, H)`` of a leaf that can be split."""
+    top, scale = -np.inf, 0.0
+    for node in range(n_nodes):
+        if best_feature[node] != NO_SPLIT:
+            top = max(top, best_gain[node])
+            scale = max(scale, abs(best_gain[node]) + score(g_sum[node], hessian_sum[node], l2))
+    floor = top - gain_rtol * scale  # reference.tree.tie_floor
+    for node in range(n_nodes):
+        if best_feature[node] != NO_SPLIT and best_gain[node] >= floor:
+            return node
+    return -1
+
+
+@njit(cache=True, inline='always')
+def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
+              min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans, best,
+              counts, counted, has_missing, node):
+    """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
+    ``min_gain`` (``best_split``, counting the node's rows, ``node``, where a candidate needs
+    it); free its histogram if neither does."""
+    gains, bins, sides, _ = scans
+    counted[:] = False
+    best_gain, best_feature, best_bin, best_side = best
+    for row in range(2):
+        if row == 1 and not separate:  # learn mode: the two rows are the same split
+            best_gain[1, k], best_feature[1, k] = best_gain[0, k], best_feature[0, k]
+            best_bin[1, k], best_side[1, k] = best_bin[0, k], best_side[0, k]
+            break
+        f = best_split(hist[slot[k]], g_sum[k], hessian_sum[k], np.float64(count[k]), n_bins,
+                       feature_mask[k], penalty, min_rows, min_hessian, l2, separate and row == 0,
+                       min_gain, gain_rtol, gradient_noise, scans, counts, counted, has_missing, node)
+        if f >= 0:
+            best_gain[row, k], best_feature[row, k] = gains[f], f
+            best_bin[row, k], best_side[row, k] = bins[f], sides[f]
+    if best_feature[0, k] == NO_SPLIT and best_feature[1, k] == NO_SPLIT:
+        free_slots.append(slot[k])
+        slot[k] = -1

@@ -1,0 +1,278 @@
+r"""Dense nodes' histograms without each sparse feature's most frequent bin (LightGBM's ``FixHistogram``).
+
+Many ranking features hold one value for most documents (a zero count, a missing
+score): in the benchmark's MSLR-shaped data 43% of all row-feature entries fall
+in their feature's most frequent bin. A feature's bins sum to the node's totals, so
+those entries need not be added:
+
+.. math::  \mathrm{hist}_f[b^*_f] = (G, H) - \sum_{b \ne b^*_f} \mathrm{hist}_f[b]
+
+A feature is *sparse* when its most frequent bin ``skip[f]`` holds at least
+``SKIP_SHARE`` of all rows. The layout (:func:`sparse_rows`, made once per binned
+matrix by ``_layout``) lists each row's other entries of the sparse features, as
+slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix). A
+node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) and big enough
+for threads is then summed as::
+
+    gather     prange over rows     gh[i] = (g, h) of row order[i]            O(m)
+    dense      one task per range   the column pass over the dense features   O(m * d_dense)
+    sparse     two fixed halves     each row's entries into hist (first half)
+               of the node's rows   or spare (second half)                    O(entries)
+    fix        prange over features hist += spare; slot skip[f] = totals - the rest;
+                                    the sibling's parent -= hist
+
+The totals are the node's ``(G, H)`` as the grower holds them (the root's sums,
+a child's from its parent's histogram). A dense feature's slots are summed in row
+order, as the reference does; a sparse feature's other slots in two halves, and its
+skipped slot by the subtraction: both differ from the reference's sums in the last
+bits only, and not at all where every value is exact (multiples of 2**-8). The halves
+are the same on any thread count. The one rounding that would matter, a skipped slot
+whose hessians are all zero left at ``-1e-17`` instead of 0 (which a
+``min_hessian_in_leaf`` of 0 would reject), is rounded back: a remainder within
+``HESSIAN_NOISE * H`` of zero is zero.
+
+The costs (1M x 136, the same gradients): at the root, the column pass over every
+feature 86 ms on one thread; every feature from entries 67 ms (0.86 ns per entry
+against the column pass's 0.64: a feature gains from a share of about 0.3 in its
+skipped bin). The entries of scattered rows are read through ``order``, which the
+hardware cannot foresee: they are prefetched ``PREFETCH_ROWS`` rows ahead
+(``_simd.prefetch``). By node size (random rows, 2 threads, column pass against
+this): every row 45.5 / 35.7 ms, 1/2 25.3 / 21.5, 1/4 13.8 / 12.0, 1/8 8.7 / 7.4,
+1/15 5.9 / 5.2 (without the prefetch, 1/8 and 1/15 had lost: 8.7 / 9.4, 5.8 / 7.0).
+Against the row pass (``_histogram``'s two halves), this wins down to about a tenth of
+the rows: 1/8 8.61 / 7.77 ms, 1/12 6.00 / 6.21, 1/16 4.76 / 5.39 (quantized, packed:
+1/8 6.10 / 6.05, 1/12 4.13 / 4.86); hence ``SKIP_RATIO``: with sparse features, nodes
+under a tenth of the rows take the row pass (without them, under ``SPARSE_RATIO``'s
+sixteenth). Quantized training sums the same way in packed integers
+(:func:`build_packed_skipping`; exact, the reference's tree bit for bit; the float
+kernel on its integers had been slower than the packed column pass, 142 against 136
+ms). One tree, 2 threads, in docs/benchmarks.md. A slot number must fit 16 bits: with
+more than ``MAX_FEATURES`` (254) features every node takes the column pass.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from twinrank.fast.runtime._simd import LANES, add_row, prefetch
+from twinrank.fast.runtime._threads import over_chunks
+from twinrank.fast.trees._histogram import (
+    FEATURE_SLOTS,
+    PREFETCH_ROWS,
+    add_features,
+    every_row_in_order,
+    subtract_features,
+    sum_column_blocks,
+    zero_features,
+)
+from twinrank.fast.trees._packed_histogram import add_tasks, columns_packed, pack, unpack_add
+from twinrank.reference.constants import N_SLOTS
+
+SKIP_SHARE = 0.3  # a feature is sparse when its most frequent bin holds this share of the rows
+SKIP_RATIO = 10  # nodes of at least 1 / SKIP_RATIO of the rows are summed this way, smaller ones by rows
+HESSIAN_NOISE = 2.0**-40  # a skipped slot's hessian within this times H of zero is zero
+MAX_FEATURES = (2**16 - 1) // FEATURE_SLOTS  # slot numbers are uint16
+ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes
+
+
+def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
+    """``(skip, dense, entry_start, entries)`` of ``binned`` (n_rows, d) uint8, given also as its
+    C-ordered copy ``row_major`` (module docstring); :func:`all_dense` when no feature is sparse or
+    there are more than ``MAX_FEATURES`` features."""
+    n_rows, n_features = binned.shape
+    if n_features > MAX_FEATURES or n_rows == 0:
+        return all_dense(n_features)
+    counts = np.zeros((n_features, N_SLOTS), dtype=np.int64)
+    over_chunks(_count_bins, n_features, binned.reshape(-1, order="F"), counts)
+    top = counts.argmax(axis=1)  # (d,) the most frequent bin, the lowest of equals
+    skip = np.where(counts.max(axis=1) >= SKIP_SHARE * n_rows, top, -1).astype(np.int64)
+    if (skip < 0).all():
+        return all_dense(n_features)
+    rows = row_major.reshape(-1)
+    n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
+    entry_start = np.zeros(n_rows + 1, dtype=np.int64)
+    over_chunks(_count_entries, n_chunks, rows, n_features, skip, entry_start)
+    np.cumsum(entry_start, out=entry_start)
+    entries = np.empty(entry_start[-1], dtype=np.uint16)
+    over_chunks(_fill_entries, n_chunks, rows, n_features, skip, entry_start, entries)
+    return skip, np.flatnonzero(skip < 0).astype(np.int64), entry_start, entries
+
+
+def all_dense(n_features: int) -> tuple:
+    """The layout of ``n_features`` features none of which is sparse: :func:`build_skipping` is then
+    the plain column pass, each feature summed by one task in row order (the reference's sums)."""
+    return (np.full(n_features, -1, dtype=np.int64), np.arange(n_features, dtype=np.int64),
+            np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint16))
+
+
+@njit(cache=True, nogil=True)
+def _count_bins(first, last, columns, counts):
+    """counts[f, b] = rows of feature f in bin b, for the features ``[first, last)`` of the
+    column-major bins."""
+    n_rows = len(columns) // len(counts)
+    for f in range(first, last):
+        for r in range(f * n_rows, (f + 1) * n_rows):
+            counts[f, columns[r]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _count_entries(first, last, rows, n_features, skip, entry_start):
+    """entry_start[r + 1] = row r's entries, for the rows of chunks ``[first, last)``."""
+    n_rows = len(rows) // n_features
+    for r in range(first * ROW_CHUNK, min(n_rows, last * ROW_CHUNK)):
+        n = 0
+        for f in range(n_features):
+            n += skip[f] >= 0 and rows[r * n_features + f] != skip[f]
+        entry_start[r + 1] = n
+
+
+@njit(cache=True, nogil=True)
+def _fill_entries(first, last, rows, n_features, skip, entry_start, entries):
+    """Row r's entries (slot numbers, features ascending) at ``entries[entry_start[r]:]``, for the
+    rows of chunks ``[first, last)``."""
+    n_rows = len(rows) // n_features
+    for r in range(first * ROW_CHUNK, min(n_rows, last * ROW_CHUNK)):
+        at = entry_start[r]
+        for f in range(n_features):
+            b = rows[r * n_features + f]
+            if skip[f] >= 0 and b != skip[f]:
+                entries[at] = f * FEATURE_SLOTS + b
+                at += 1
+
+
+@njit(parallel=True, cache=True)
+def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
+                   totals, layout, parent, subtract):
+    """Overwrite ``hist`` with the sums over ``order[start:stop]`` (module docstring); if
+    ``subtract``, also ``parent -= hist``.
+
+    # IN  bin_columns (n_rows * d,) uint8 column-major; gradients, hessians (n_rows,); order (m,)
+    #     row ids; totals (G, H) of the node; layout: :func:`sparse_rows` or :func:`all_dense`
+    # OUT hist (d, FEATURE_SLOTS, LANES) float64 (slots 256.. zero); parent the same if subtract
+    # BUF gh (m, 2) float64, positions [start, stop) overwritten; spare like hist
+    """
+    skip, dense, entry_start, entries = layout
+    n_features = hist.shape[0]
+    n_tasks = max(2, min(n_threads, len(dense)))
+    in_order = every_row_in_order(order, start, stop, len(gradients))
+    mid = (start + stop) // 2
+    for i in prange(start, stop):
+        gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
+    gh_flat = gh.reshape(gh.size)
+    for task in prange(n_tasks):  # each task zeroes what it sums (one parallel loop fewer to compile)
+        first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
+        for j in range(first, last):
+            zero_features(hist, dense[j], dense[j] + 1)
+        sum_column_blocks(hist.reshape(hist.size), bin_columns, in_order, order, gh_flat, start, stop,
+                          dense, first, last)
+        if task < 2 and len(dense) < n_features:  # sparse features: each half's entries
+            lo, hi = (start, mid) if task == 0 else (mid, stop)
+            target = hist if task == 0 else spare
+            for f in range(n_features):
+                if skip[f] >= 0:
+                    zero_features(target, f, f + 1)
+            _sum_entries(target.reshape(target.size), entry_start, entries, in_order, order, gh_flat, lo, hi)
+    for f in prange(n_features):
+        if skip[f] >= 0:
+            add_features(hist, spare, f, f + 1)
+            _fix(hist, f, skip[f], totals)
+        if subtract:
+            subtract_features(parent, hist, f, f + 1)
+
+
+@njit(parallel=True, cache=True)
+def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop, pk,
+                          n_threads, totals, layout, parent, subtract):
+    """Quantized training's twin of :func:`build_skipping`: rows packed into int64 as
+    ``_packed_histogram.build_packed_into`` does, ``chunk`` rows at a time. Integer sums do not
+    depend on their order, so the entries are cut into one share of rows per task (each into
+    its own ``ihist[task]``), as the thread count has it; the skipped slot is exact.
+
+    # IN  as ``build_packed_into``, plus totals (G, H) of the node and layout (:func:`sparse_rows`)
+    # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
+    # BUF ihist (n_threads, d, FEATURE_SLOTS) int64; pk (m,) int64, positions [start, stop) overwritten
+    """
+    skip, dense, entry_start, entries = layout
+    n_features = hist.shape[0]
+    n_tasks = max(1, min(n_threads, len(ihist)))
+    in_order = every_row_in_order(order, start, stop, len(g_int))
+    c, k = np.int64(c), np.int64(k)
+    for i in prange(start, stop):
+        pk[i] = pack(g_int, h_int, order[i], c, k)
+    zero_features(hist, 0, n_features)
+    for chunk_start in range(start, stop, chunk):
+        chunk_stop = min(stop, chunk_start + chunk)
+        for task in prange(n_tasks):
+            first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
+            mine = ihist[task]
+            for f in range(n_features):
+                if skip[f] >= 0:
+                    for b in range(FEATURE_SLOTS):
+                        mine[f, b] = 0
+            for j in range(first, last):
+                for b in range(FEATURE_SLOTS):
+                    ihist[0, dense[j], b] = 0
+            columns_packed(ihist[0].reshape(ihist[0].size), bin_columns, in_order, order, pk, chunk_start,
+                           chunk_stop, dense, first, last)
+            m = chunk_stop - chunk_start
+            lo, hi = chunk_start + task * m // n_tasks, chunk_start + (task + 1) * m // n_tasks
+            _entries_packed(mine.reshape(mine.size), entry_start, entries, in_order, order, pk, lo, hi)
+        for f in prange(n_features):
+            if skip[f] >= 0:
+                add_tasks(ihist, n_tasks, f)
+            unpack_add(hist, ihist[0], f, f + 1, c, k)
+    for f in prange(n_features):
+        if skip[f] >= 0:
+            _fix(hist, f, skip[f], totals)
+        if subtract:
+            subtract_features(parent, hist, f, f + 1)
+
+
+_1 = np.uint64(1)
+_L = np.uint64(LANES)
+_AHEAD = np.uint64(PREFETCH_ROWS)  # unsigned, as the positions it is added to
+
+
+@njit(cache=True)
+def _sum_entries(flat, entry_start, entries, in_order, order, gh_flat, lo, hi):
+    """Positions ``[lo, hi)``: each entry (a slot number) of row ``order[i]`` adds its ``(g, h, 1)``."""
+    for i in range(np.uint64(lo), np.uint64(hi)):
+        _prefetch_ahead(entry_start, entries, in_order, order, i, hi)
+        pair = i << _1
+        row = i if in_order else np.uint64(order[i])
+        for e in range(np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])):
+            add_row(flat, np.uint64(entries[e]) * _L, gh_flat, pair)
+
+
+@njit(cache=True)
+def _entries_packed(iflat, entry_start, entries, in_order, order, pk, lo, hi):
+    """Positions ``[lo, hi)``: each entry (a slot number) of row ``order[i]`` adds its packed ``pk[i]``."""
+    for i in range(np.uint64(lo), np.uint64(hi)):
+        _prefetch_ahead(entry_start, entries, in_order, order, i, hi)
+        row = i if in_order else np.uint64(order[i])
+        p = pk[i]
+        for e in range(np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])):
+            iflat[np.uint64(entries[e])] += p
+
+
+@njit(cache=True, inline='always')
+def _prefetch_ahead(entry_start, entries, in_order, order, i, hi):
+    """Scattered rows: prefetch the entries of the row ``PREFETCH_ROWS`` positions ahead (a node
+    of 1/8 of the rows, one thread: 5.1 -> 4.1 ms; 1/32: 2.2 -> 1.2)."""
+    if not in_order and i + _AHEAD < hi:
+        ahead = np.uint64(order[i + _AHEAD])
+        prefetch(entry_start, ahead)
+        prefetch(entries, entry_start[ahead])
+
+
+@njit(cache=True, inline='always')
+def _fix(hist, f, skipped, totals):
+    """Feature ``f``'s skipped slot: the totals minus its other slots."""
+    for lane in range(LANES):
+        rest = totals[lane]
+        for b in range(N_SLOTS):
+            if b != skipped:
+                rest -= hist[f, b, lane]
+        hist[f, skipped, lane] = rest
+    if abs(hist[f, skipped, 1]) <= HESSIAN_NOISE * totals[1]:
+        hist[f, skipped, 1] = 0.0

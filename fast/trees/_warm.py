@@ -1,0 +1,149 @@
+"""A cold cache: the tree grower compiles in a second process while this one compiles the rest.
+
+numba compiles under one lock per process, so threads cannot share the first
+run's compilation, but two processes can: the grower (``_grower.grow`` and its
+callees, about half of a cold fit's compile time) is compiled by a helper
+process into the shared on-disk cache while this process compiles the binning,
+objective, metric and prediction kernels (those of scoring the trees,
+:func:`compile_scorers`, while it waits). The fast engine (``engine.FAST``) wraps
+the two kernels every fit calls: its first, ``bin_thresholds``, starts the helper
+(:func:`starting_helper`); ``grow_tree`` / ``grow_trees`` wait for it
+(:func:`after_helper`), then load the grower from the cache::
+
+    this process   import | fit starts: spawn | binning, lambdarank, metrics ... | wait | load grow | trees ...
+    helper                                    | import | compile grow (tiny tree) -> cache | exit
+
+The helper grows one tiny tree through :func:`~.tree.grow_tree`, the fit's own
+code path, so it compiles exactly the fit's signatures (the bins read-only,
+Fortran-ordered uint8; row ids int32; float64 gradients) and the cache hits
+(``NUMBA_DEBUG_CACHE=1`` shows ``data loaded``). Concurrent writers are safe:
+numba writes each index and data file under a unique temporary name and renames
+it into place (``numba/core/caching.py``, ``_open_for_write``), and this process
+reads the grower's files only after the helper has exited.
+
+No helper when the grower is already cached (one small index file read), when
+fewer than two threads may run (``n_threads=1``, one core), or when
+``TWINRANK_COMPILE_HELPER=0``. The helper is killed when this process exits
+(``atexit``; Ctrl-C reaches both, as one process group), and exits by itself if
+its parent dies (it polls its parent id). If it fails, this process compiles the
+grower itself, as without a helper.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numba
+import numpy as np
+
+from twinrank.fast.runtime._compile_notice import NOTICE
+from twinrank.fast.trees._grower import grow
+from twinrank.fast.trees.predict import predict_ensemble, predict_tree_binned
+from twinrank.fast.trees.tree import grow_tree
+from twinrank.reference.constants import LEAF
+from twinrank.reference.io.model import Ensemble, Tree
+from twinrank.reference.params import TreeParams
+
+HELPER_CODE = "import sys; from twinrank.fast.trees import _warm; _warm.helper_main(int(sys.argv[1]))"
+_helper: dict = {}  # the running helper (at most one): "process", "start" (perf_counter), until waited for
+
+
+def starting_helper(kernel):
+    """``kernel`` that first starts the helper (:func:`start_grower_helper`): a fit's first kernel."""
+    @functools.wraps(kernel)
+    def started(*args, **kwargs):
+        start_grower_helper()
+        return kernel(*args, **kwargs)
+    return started
+
+
+def after_helper(kernel):
+    """``kernel`` that first waits for a running helper (:func:`wait_for_helper`): the grower."""
+    @functools.wraps(kernel)
+    def waited(*args, **kwargs):
+        wait_for_helper()
+        return kernel(*args, **kwargs)
+    return waited
+
+
+def start_grower_helper() -> None:
+    """Spawn the helper if the grower is not cached and two threads may run (a fit's start)."""
+    if _helper or os.environ.get("TWINRANK_COMPILE_HELPER", "1") == "0":
+        return
+    if numba.get_num_threads() < 2 or _cores() < 2 or grower_is_cached():
+        return
+    env = dict(os.environ, TWINRANK_COMPILE_NOTICE="0", TWINRANK_COMPILE_HELPER="0",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the same twinrank, the same cache
+    _helper["start"] = time.perf_counter()
+    _helper["process"] = (subprocess.Popen([sys.executable, "-c", HELPER_CODE, str(os.getpid())], env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL))
+
+
+def wait_for_helper() -> None:
+    """Compile the scorers (:func:`compile_scorers`), then wait for a running helper to exit (the
+    grower then loads from the cache). The compile notice shows the helper's time as ``tree``."""
+    if not _helper:
+        return
+    compile_scorers()
+    _helper["process"].wait()
+    NOTICE.compiled_elsewhere("tree (second process)", time.perf_counter() - _helper.pop("start"))
+    _helper.clear()
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def grower_is_cached() -> bool:
+    """Whether the cache holds the exact grower (``_grower.grow`` with ``packing=None``; the
+    quantized one is another signature) for the current sources."""
+    return any(signature[-1] == numba.types.none for signature, *_ in grow._cache._cache_file._load_index())
+
+
+def compile_grower() -> None:
+    """Grow one tiny tree: compiles the grower with the types of a fit (see the module docstring)."""
+    binned = np.asfortranarray(np.arange(8, dtype=np.uint8).reshape(4, 2))  # as apply_bins returns
+    binned.flags.writeable = False
+    gradients = np.array([-1.0, -0.5, 0.5, 1.0])
+    grow_tree(binned, gradients, np.ones(4), [np.arange(3.0)] * 2, TreeParams(max_leaves=3))
+
+
+def compile_scorers() -> None:
+    """Score a stump as a fit scores each new tree (bins) and as ``predict`` does (float32
+    features): the kernels a fit and its first prediction compile after the grower, compiled by
+    this process while the helper compiles the grower."""
+    stump = Tree(feature=[0, LEAF, LEAF], threshold=[0.5, 0.0, 0.0], bin_threshold=[0, LEAF, LEAF],
+                 left=[1, LEAF, LEAF], right=[2, LEAF, LEAF], missing=[1, LEAF, LEAF],
+                 value=[0.0, -1.0, 1.0], gain=[1.0, 0.0, 0.0], count=[2, 1, 1],
+                 hessian_sum=[2.0, 1.0, 1.0])
+    # two columns: a one-column array is also C-contiguous, which numba would type as C layout
+    binned = np.asfortranarray(np.array([[0, 0], [1, 1]], dtype=np.uint8))  # as apply_bins returns
+    binned.flags.writeable = False
+    predict_tree_binned(stump, binned)
+    predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=2),
+                     np.array([[0.0, 0.0], [1.0, 1.0]], dtype=np.float32))
+
+
+def helper_main(parent: int) -> None:
+    """The helper process: compile the grower, or exit as soon as ``parent`` is gone."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    compile_grower()
+
+
+@atexit.register
+def _kill_helper() -> None:
+    if _helper:
+        _helper["process"].kill()
+        _helper["process"].wait()

@@ -1,0 +1,1 @@
+"""Feature costs: the cost of scoring with a model, and early exits."""

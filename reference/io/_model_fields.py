@@ -1,0 +1,105 @@
+"""Typed reads of a model document's fields, each error naming the field's path (``trees[3].left[17]``).
+
+JSON knows numbers, strings, lists, objects, ``true``/``false`` and ``null``. A model
+file's integers must be JSON integers (not ``true``, not ``1.0``), its floats JSON
+numbers or one of the strings ``"inf"``, ``"-inf"``, ``"nan"`` (JSON has no
+non-finite floats). Anything else is refused with :class:`ModelFormatError` naming
+the field, never converted on a guess.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from twinrank.reference.errors import ModelFormatError
+
+NON_FINITE = ("inf", "-inf", "nan")  # how the writer spells non-finite floats
+
+
+def is_int(v) -> bool:
+    return type(v) is int  # bool is a subclass of int: ``true`` is not an integer here
+
+
+def is_float(v) -> bool:
+    return type(v) in (int, float) or v in NON_FINITE
+
+
+def require(d: dict, name: str, path: str):
+    """``d[name]``, or a ModelFormatError naming the missing field."""
+    if name not in d:
+        raise ModelFormatError(f"{join(path, name)}: missing field")
+    return d[name]
+
+
+def int_value(v, path: str, *, minimum: int | None = None) -> int:
+    """An integer field (at least ``minimum``)."""
+    if not is_int(v):
+        raise ModelFormatError(f"{path}: {v!r} is not an integer")
+    if minimum is not None and v < minimum:
+        raise ModelFormatError(f"{path}: {v} is below {minimum}")
+    return v
+
+
+def float_value(v, path: str, *, finite: bool = True) -> float:
+    """A float field (finite unless ``finite=False``)."""
+    if not is_float(v):
+        raise ModelFormatError(f"{path}: {v!r} is not a number")
+    v = float(v)
+    if finite and not np.isfinite(v):
+        raise ModelFormatError(f"{path}: {v} is not finite")
+    return v
+
+
+def typed(v, kind: type, path: str, *, optional: bool = False):
+    """``v`` if it is a ``kind`` (a dict, list or str), or None when ``optional``."""
+    if v is None and optional:
+        return None
+    if not isinstance(v, kind):
+        raise ModelFormatError(f"{path}: expected {_KIND_NAMES[kind]}, got {_json_name(v)}")
+    return v
+
+
+def int_array(values, path: str) -> np.ndarray:
+    """A list of JSON integers as int64."""
+    typed(values, list, path)
+    bad = next((i for i, v in enumerate(values) if not is_int(v)), None)
+    if bad is not None:
+        raise ModelFormatError(f"{path}[{bad}]: {values[bad]!r} is not an integer")
+    return np.array(values, dtype=np.int64)
+
+
+def float_array(values, path: str) -> np.ndarray:
+    """A list of JSON numbers (or ``"inf"``, ``"-inf"``, ``"nan"``) as float64."""
+    typed(values, list, path)
+    bad = next((i for i, v in enumerate(values) if not is_float(v)), None)
+    if bad is not None:
+        raise ModelFormatError(f"{path}[{bad}]: {values[bad]!r} is not a number")
+    return np.array([float(v) for v in values], dtype=np.float64)
+
+
+def first_bad(mask: np.ndarray) -> int | None:
+    """The first index where ``mask`` is True, or None."""
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if len(hits) else None
+
+
+def refuse_unknown(d: dict, known, path: str) -> None:
+    """Refuse a field this format does not define (a typo, or a newer writer's field)."""
+    unknown = sorted(set(d) - set(known))
+    if unknown:
+        raise ModelFormatError(f"{join(path, unknown[0])}: unknown field")
+
+
+def join(path: str, name) -> str:
+    """The path of field ``name`` of the object at ``path`` (``""`` is the document)."""
+    return f"{path}.{name}" if path else str(name)
+
+
+_KIND_NAMES = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _json_name(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return {dict: "an object", list: "a list", str: f"the string {v!r}"}.get(type(v), f"the number {v!r}")

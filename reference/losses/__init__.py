@@ -1,0 +1,2 @@
+"""What the trees are fitted to: gradients and hessians of the pointwise losses and of LambdaRank, and
+quantized gradients."""

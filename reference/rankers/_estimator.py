@@ -1,0 +1,351 @@
+"""What every twinrank estimator shares: parameters, the one template ``fit``, save/load.
+
+An estimator class is written once, in the reference; the fast class is a
+declaration, ``class LambdaMART(reference.LambdaMART): engine = FAST``. The
+template :meth:`RankerEstimator.fit` does what every algorithm does (parameters
+validated before any data work, inputs and eval sets coerced and checked once,
+missing values fitted once, the engine's threads, the fitted model stored); an
+algorithm supplies only :meth:`~RankerEstimator.fit_model`, its own part.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import sys
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+from twinrank.reference._feature_costs import CostLedger, feature_cost_array
+from twinrank.reference.costs.cost import cumulative_cost, model_trees
+from twinrank.reference.engine import REFERENCE
+from twinrank.reference.errors import ModelFormatError, ParameterError
+from twinrank.reference.io.data import Dataset, dense_features
+from twinrank.reference.io.model import SPLIT_STRATEGIES, Ensemble, load_model, with_missing
+from twinrank.reference.params import CostParams, FitParams, TreeParams, from_names
+from twinrank.reference.rankers.missing import run_fit
+from twinrank.reference.trees.explain import feature_importances
+from twinrank.sklearn.protocol import ScikitLearnProtocol
+
+SCORE_METRIC, SCORE_CONVENTION = "ndcg@10", "lightgbm"  # what ``score`` reports
+
+
+class RankerEstimator(ScikitLearnProtocol):
+    """Base class: ``get_params`` / ``set_params`` from the keyword-only ``__init__`` signature.
+
+    It speaks scikit-learn's estimator protocol (:mod:`._sklearn_protocol`) without
+    importing scikit-learn: ``clone``, tags, ``score`` and the routing of ``qid``.
+
+    ``engine`` is the twin whose kernels ``fit`` and ``predict`` run on; ``param_objects``
+    are the parameter dataclasses whose fields are, by name, the estimator's parameters.
+    """
+
+    engine = REFERENCE
+    param_objects: tuple = (FitParams,)
+    model_algorithm: str = ""  # the ``algorithm`` field of its models; ``load`` refuses others
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
+
+    def _set_init_params(self, values: dict) -> None:
+        """Store every keyword-only ``__init__`` argument as is (scikit-learn's contract)."""
+        for name in self._param_names():
+            setattr(self, name, values[name])
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params) -> "RankerEstimator":
+        names = set(self._param_names())
+        for name, value in params.items():
+            if name not in names:
+                raise ParameterError(f"{type(self).__name__} has no parameter {name!r}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                   if not _same(v, defaults.get(k))]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def validated_params(self) -> SimpleNamespace:
+        """Every parameter as its parameter object (``.fit``, ``.tree``, ...), validated.
+
+        Raises ParameterError naming the parameter; ``fit`` calls it before any data work.
+        """
+        return SimpleNamespace(fit=from_names(FitParams, self.get_params()))
+
+    def fit(self, X, y=None, qid=None, *, eval_set=None, init_score=None, callback=None):
+        """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets (or one Dataset).
+
+        Only the first ``eval_set`` entry is used (metric history, early stopping).
+        ``init_score``: raw initial scores of the training rows (boosted rankers; not
+        saved with the model). ``callback(iteration, record)`` is called after every tree.
+        """
+        params = self.validated_params()
+        params.costs = self.cost_params()
+        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        if train.n_features == 0:
+            raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
+                                 f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
+        self.check_data(params, train, valid, init_score)
+        self.feature_costs_ = None if params.costs is None else feature_cost_array(
+            params.costs.feature_costs, train.n_features)  # (n_features,) or None
+        fitted = None
+        if params.fit.missing not in SPLIT_STRATEGIES:
+            fitted = run_fit(self.engine, train.X, params.fit.missing)
+            train, valid = _transformed(train, fitted), _transformed(valid, fitted)
+        with self.engine.threads(params.fit.n_threads):
+            model = self.fit_model(params, train, valid, init_score=init_score,
+                                   callback=self.progress(callback, params.fit.verbose))
+        self._set_fitted(with_missing(model, fitted))
+        return self
+
+    def progress(self, callback, verbose: int):
+        """``callback`` also printing every ``verbose``-th round (:func:`with_progress`)."""
+        return with_progress(callback, verbose)
+
+    def cost_params(self) -> CostParams | None:
+        """The validated :class:`CostParams` of an estimator that has them, else None."""
+        if CostParams not in self.param_objects:
+            return None
+        return from_names(CostParams, self.get_params())
+
+    def check_data(self, params, train: Dataset, valid: Dataset | None, init_score) -> None:
+        """Raise ParameterError if the data do not suit the parameters (before any fitting)."""
+        if init_score is not None:
+            raise ParameterError(f"{type(self).__name__} takes no init_score")
+
+    def cost_ledger(self, cost_lambda: float, prior: Ensemble | None = None) -> CostLedger | None:
+        r"""The feature costs the fit's first tree sees (None when cost-blind: no costs or
+        $\lambda_c = 0$); with ``free_after_use``, the features ``prior`` splits on are paid."""
+        costs = getattr(self, "feature_costs_", None)
+        if costs is None or cost_lambda == 0:
+            return None
+        ledger = CostLedger(costs, self.free_after_use)
+        if prior is not None:
+            ledger.pay(all_trees(prior))
+        return ledger
+
+    def fit_model(self, params, train: Dataset, valid: Dataset | None, *, init_score, callback):
+        """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled)."""
+        raise NotImplementedError
+
+    def predict(self, X, n_trees: int | None = None, exits=None):
+        """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset).
+
+        ``n_trees``: score with the first ``n_trees`` trees only (None: every tree the
+        model kept; early stopping already keeps only the best iteration's trees, and
+        ``best_iteration_`` is that count). A prior model (``init_model``) always counts whole.
+
+        ``exits``: an :class:`~twinrank.reference.costs.exits.EarlyExit`; then the result is an
+        :class:`~twinrank.reference.costs.exits.ExitScores` (scores, each document's exit tree and
+        its cost, :mod:`~twinrank.reference.costs.cost`, with the model's feature costs, zero if
+        it has none, and a tree cost of 1). A Dataset's queries are the exits' queries; an
+        array is one query.
+        """
+        model = truncated(self._fitted_model(), n_trees)
+        offsets = X.query_offsets if isinstance(X, Dataset) else None
+        X = X.X if isinstance(X, Dataset) else dense_features(X)
+        with self.engine.threads(self.n_threads):
+            if exits is None:
+                return self.engine.predict_ensemble(model, X)
+            result = self.engine.predict_exits(model, X, offsets, exits)
+        stored = model.params.get("feature_costs")
+        costs = np.zeros(model.n_features) if stored is None else np.asarray(stored, dtype=np.float64)
+        result.cost = cumulative_cost(model_trees(model), costs)[0][result.exit_tree]  # (n_rows,)
+        return result
+
+    def score(self, X, y=None, qid=None) -> float:
+        """Mean NDCG@10 over the queries of ``X, y, qid`` (or a Dataset), LightGBM's convention.
+
+        Gains $2^l - 1$, ties in input order, a query without a relevant document counts 1
+        (:mod:`~twinrank.reference.evaluation.conventions`). scikit-learn's ``GridSearchCV`` calls it when
+        no ``scoring`` is given; other metrics: ``twinrank.sklearn.glue.make_ranking_scorer``.
+        """
+        if not isinstance(X, Dataset) and qid is None:
+            raise ParameterError(
+                f"{type(self).__name__}.score needs qid (or a Dataset): a ranking is scored per "
+                "query. Through scikit-learn, enable metadata routing "
+                "(sklearn.set_config(enable_metadata_routing=True)) and pass qid=...")
+        data = as_dataset(X, y, qid, what="score")
+        scores = self.predict(data.X)
+        return float(self.engine.evaluate(SCORE_METRIC, data.y, scores, data.query_offsets,
+                                          convention=SCORE_CONVENTION)[SCORE_METRIC])
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain of every feature, normalised to sum 1 (scikit-learn's convention;
+        all zeros for a model without a split), over every tree ``predict`` uses (a prior
+        model's too). Raw counts and gains, per tree too:
+        :func:`~twinrank.reference.trees.explain.feature_importances`."""
+        gain = feature_importances(self._fitted_model(), "gain", include_init_model=True)
+        total = gain.sum()
+        return gain / total if total > 0 else gain
+
+    def save(self, path) -> None:
+        """Write the fitted model as versioned JSON, atomically."""
+        self._fitted_model().save(path)
+
+    @classmethod
+    def load(cls, path, *, verify_checksum: bool = True) -> "RankerEstimator":
+        """An estimator holding the model of a twinrank model file (either twin wrote it).
+
+        The file is read by the one validating loader (``model.load_model``); a model
+        of another algorithm is refused with both algorithms named.
+        """
+        model = load_model(path, verify_checksum=verify_checksum)
+        if model.algorithm != cls.model_algorithm:
+            raise ModelFormatError(f"{path}: this is a {model.algorithm!r} model, not a {cls.model_algorithm!r} "
+                                   f"model: load it with its own estimator, or with load_model()")
+        defaults = {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()
+                    if p.kind == p.KEYWORD_ONLY}
+        # JSON has no tuples: a tuple parameter (step_range) comes back as a list
+        est = cls(**{k: tuple(v) if isinstance(defaults[k], tuple) and isinstance(v, list) else v
+                     for k, v in model.params.items() if k in defaults and k != "init_model"})
+        est._set_fitted(model)
+        return est
+
+    def _set_fitted(self, model: Ensemble) -> None:
+        self.model_ = model
+        self.n_features_in_ = model.n_features
+        self.best_iteration_ = model.best_iteration
+        self.history_ = model.history
+
+    def _fitted_model(self) -> Ensemble:
+        if not hasattr(self, "model_"):
+            raise ParameterError(f"this {type(self).__name__} is not fitted yet: call fit first")
+        return self.model_
+
+
+class BoostedRanker(RankerEstimator):
+    """Base of the tree estimators: their tree parameters and the stopping rule's needs."""
+
+    tree_fixed: dict = {}  # TreeParams fields the estimator does not expose
+
+    def tree_params(self) -> TreeParams:
+        """The validated :class:`TreeParams` of this estimator (``missing="separate"``: three-way splits)."""
+        fit = from_names(FitParams, self.get_params())
+        return from_names(TreeParams, self.get_params(), missing_split=fit.missing_split,
+                          **self.tree_fixed)
+
+    def check_data(self, params, train, valid, init_score) -> None:
+        boost = getattr(params, "boost", None)
+        if valid is None and boost is not None and (
+                boost.early_stopping_rounds or boost.overfit_tolerance is not None):
+            raise ParameterError("early stopping (early_stopping_rounds, overfit_tolerance) needs "
+                                 "validation data: fit(..., eval_set=[valid]); on the command line, --valid")
+        if init_score is not None and boost is None:
+            raise ParameterError(f"{type(self).__name__} takes no init_score")
+
+    def _model_params(self) -> dict:
+        """``get_params()`` as stored in the model file (a prior model is stored as a model)."""
+        params = self.get_params()
+        if params.get("init_model") is not None and not isinstance(params["init_model"], str):
+            params["init_model"] = "<prior model, stored in the model file>"
+        return with_resolved_costs(params, getattr(self, "feature_costs_", None))
+
+
+def with_resolved_costs(params: dict, costs) -> dict:
+    """``params`` with ``feature_costs`` as the costs the fit used (a list; a costs file read)."""
+    if "feature_costs" in params:
+        params["feature_costs"] = None if costs is None else [float(c) for c in costs]
+    return params
+
+
+def all_trees(model: Ensemble) -> list:
+    """Every tree ``model`` scores with: its prior model's (recursively), then its own."""
+    return ([] if model.init_model is None else all_trees(model.init_model)) + list(model.trees)
+
+
+def truncated(model: Ensemble, n_trees: int | None) -> Ensemble:
+    """``model`` keeping its first ``n_trees`` trees (all of them for None)."""
+    if n_trees is None:
+        return model
+    if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)) or n_trees < 0:
+        raise ParameterError(f"n_trees must be None or an integer >= 0, got {n_trees!r}")
+    if model.snapshots and n_trees not in (0, model.n_trees, *model.snapshot_sizes):
+        raise ParameterError(f"n_trees={n_trees}: this {model.algorithm} model scores at its snapshot sizes "
+                             f"{model.snapshot_sizes} and its final size {model.n_trees} only")
+    if n_trees > model.n_trees and not model.snapshots:
+        raise ParameterError(f"n_trees={n_trees} but the model has {model.n_trees} trees")
+    return model.truncated(int(n_trees))
+
+
+def _transformed(data: Dataset | None, fitted) -> Dataset | None:
+    return None if data is None else dataclasses.replace(data, X=fitted.transform(data.X))
+
+
+def first_eval_set(eval_set):
+    """The first entry of ``eval_set`` (``(X, y, qid)`` or a Dataset) as a Dataset, or None.
+
+    ``eval_set`` is a list of them (scikit-learn's convention); a lone Dataset is taken as
+    the list of it, anything else is a ParameterError that says what is expected.
+    """
+    if isinstance(eval_set, Dataset):
+        return as_dataset(eval_set)
+    if eval_set is None or (isinstance(eval_set, (list, tuple)) and len(eval_set) == 0):
+        return None
+    first = eval_set[0] if isinstance(eval_set, (list, tuple)) else None
+    if isinstance(first, tuple):
+        return as_dataset(*first, what="eval_set")
+    if isinstance(first, Dataset):
+        return as_dataset(first)
+    raise ParameterError(f"eval_set must be a list of (X, y, qid) tuples or Datasets, e.g. "
+                         f"eval_set=[valid]; got {type(eval_set).__name__}"
+                         + (f" of {type(first).__name__}" if first is not None else ""))
+
+
+def with_progress(callback, verbose: int, label: str = ""):
+    """Wrap ``callback`` so that every ``verbose``-th round is also printed to stderr.
+
+    A line shows ``[label iteration]``, the record's metric values (none without an
+    ``eval_set`` or ``eval_train``) and the seconds since the wrapping.
+    """
+    if not verbose:
+        return callback
+    start = time.perf_counter()
+
+    def report(iteration, record):
+        if iteration % verbose == 0:
+            values = "".join(f"{k}={v:.5f}  " for k, v in record.items())
+            print(f"[{label}{iteration}] {values}{time.perf_counter() - start:.1f} s",
+                  file=sys.stderr)
+        if callback is not None:
+            callback(iteration, record)
+    return report
+
+
+def as_dataset(X, y=None, qid=None, *, what: str = "training data") -> Dataset:
+    """A Dataset from a Dataset, or from ``X, y, qid`` arrays (rows of a query contiguous)."""
+    if isinstance(X, Dataset):
+        if y is not None or qid is not None:
+            raise ParameterError(f"{what}: give a Dataset or X, y, qid arrays, not both")
+        return X
+    if y is None or qid is None:
+        raise ParameterError(f"{what}: X, y and qid are all needed (or pass a Dataset)")
+    return Dataset.from_qid(X, y, qid)
+
+
+def as_model(init_model) -> Ensemble | None:
+    """A prior model from ``None``, an Ensemble, a fitted estimator or a model file path."""
+    if init_model is None or isinstance(init_model, Ensemble):
+        return init_model
+    if isinstance(init_model, RankerEstimator):
+        return init_model._fitted_model()
+    model = load_model(init_model)
+    if not isinstance(model, Ensemble):
+        raise ModelFormatError(f"{init_model}: an {model.algorithm} model cannot be a prior model (a sum of "
+                               "trees is needed)")
+    return model
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError):
+        return a is b

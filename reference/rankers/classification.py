@@ -1,0 +1,321 @@
+r"""McRank: ranking by cumulative binary classifiers and expected relevance.
+
+The classification paradigm of pointwise ranking (P. Li, C. J. C. Burges & Q. Wu,
+"McRank: Learning to Rank Using Multiple Classification and Gradient Boosting",
+NIPS 2007: multiple *ordinal* classification, and the Expected Relevance that turns
+class probabilities into scores; compared with regression in A. Mohan's 2010 thesis,
+Table 3.1). ``docs/classification.md`` derives it step by step.
+
+Let $c_0 < c_1 < \dots < c_{K-1}$ be the distinct labels of the training data.
+For each threshold $c_j$, $j = 0, \dots, K-2$, a binary classifier models
+
+$$\hat G_j(x) = P(y > c_j \mid x) = \sigma(s_j(x)), \qquad \sigma(s) = 1 / (1 + e^{-s}),$$
+
+where $s_j$ is a boosted-trees logistic model (:func:`boosting.boost` with
+:func:`objectives.logistic` on the targets $t_i = [y_i > c_j]$), started from
+the log-odds of the class prior, $F_0 = \log(n_{>c_j} / n_{\le c_j})$.
+(Li et al. write the cumulative $P(y \le c_j) = 1 - \hat G_j$; we model the
+complement so that every classifier's score grows with relevance.)
+
+The classifiers are fit independently, so their estimates may cross. They are made
+monotone by a running minimum over the thresholds, which is the same as making the
+cumulative $P(y \le c_j)$ non-decreasing in $j$ by a running maximum:
+
+$$G_j = \min_{j' \le j} \hat G_{j'}.$$
+
+The class probabilities are the differences
+
+$$p_0 = 1 - G_0, \qquad p_k = G_{k-1} - G_k \;(0 < k < K-1), \qquad p_{K-1} = G_{K-2},$$
+
+non-negative and summing to 1, and a document's score is its expected relevance
+
+$$S(x) = \sum_{k=0}^{K-1} p_k(x)\, F(c_k)
+= F(c_0) + \sum_{j=0}^{K-2} G_j(x)\, \big(F(c_{j+1}) - F(c_j)\big),$$
+
+with the weighting $F$ ("linear" $c$, "square" $c^2$, "exp2"
+$2^c - 1$, or a user array), or weights fitted by least squares
+(:func:`fit_relevance_weights`). With a non-decreasing $F$, $S$ grows with
+every $G_j$.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from twinrank.reference.engine import REFERENCE
+from twinrank.reference.ensembles.boosting import run_boosting
+from twinrank.reference.errors import ParameterError
+from twinrank.reference.io.data import Dataset, dense_features
+from twinrank.reference.io.model import MCRANK as ALGORITHM, Ensemble, McRankModel, load_model
+from twinrank.reference.losses._loss import _sigmoid_pair
+from twinrank.reference.params import (
+    WEIGHTINGS,
+    BoostParams,
+    CostParams,
+    FitParams,
+    McRankParams,
+    TreeParams,
+    from_names,
+)
+from twinrank.reference.rankers._estimator import BoostedRanker, truncated, with_progress, with_resolved_costs
+
+__all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
+           "probabilities_from_scores", "relevance_weights", "fit_relevance_weights",
+           "classifier_seed", "load_model", "ALGORITHM", "WEIGHTINGS"]
+
+
+def classifier_seed(seed: int, j: int) -> int:
+    """The seed of classifier ``j``: the first 32-bit word of the ``j``-th child of ``SeedSequence(seed)``.
+
+    ``numpy.random.SeedSequence(seed).spawn(n)[j]`` is that child; its streams are
+    independent of each other and of other estimators' seeds.
+    """
+    return int(np.random.SeedSequence(seed, spawn_key=(j,)).generate_state(1)[0])
+
+
+def relevance_weights(labels, weighting="linear") -> np.ndarray:
+    r"""The weights $F(c_k)$ (float64, shape (K,)) of the sorted distinct ``labels``.
+
+    ``weighting`` is ``"linear"`` ($c$), ``"square"`` ($c^2$), ``"exp2"``
+    ($2^c - 1$, DCG's gain; $2^c$ would add the constant
+    $\sum_k p_k = 1$ to every score and rank the same), or an array of K finite
+    numbers, one per label in increasing order.
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    if isinstance(weighting, str):
+        if weighting not in WEIGHTINGS:
+            raise ParameterError(f"weighting must be one of {WEIGHTINGS} or an array, got {weighting!r}")
+        return {"linear": labels, "square": labels**2, "exp2": np.exp2(labels) - 1.0}[weighting]
+    weights = np.asarray(weighting, dtype=np.float64)
+    if weights.shape != labels.shape or not np.isfinite(weights).all():
+        raise ParameterError(f"weighting must be {len(labels)} finite numbers, one per label "
+                             f"{labels.tolist()}, got {np.asarray(weighting).tolist()}")
+    return weights
+
+
+def probabilities_from_scores(scores) -> np.ndarray:
+    r"""Class probabilities (float64, shape (n_rows, K)) from the classifiers' raw scores.
+
+    ``scores`` (n_rows, K-1): column ``j`` is $s_j$, the log-odds of
+    $y > c_j$. Returns $p_k$ of the module docstring: the running minimum of
+    $\sigma(s_j)$ over ``j``, then differences. Every entry is >= 0 and each row
+    sums to 1 up to rounding ($p_0 = \sigma(-s_0)$ and $\sigma(s_0)$ come
+    from one $e^{-|s_0|}$). O(n_rows K).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[1] < 1 or np.isnan(scores).any():
+        raise ParameterError(f"scores must be (n_rows, K-1) numbers, K >= 2, got shape {scores.shape}")
+    above, below = _sigmoid_pair(scores)  # (n_rows, K-1) P(y > c_j), P(y <= c_j)
+    monotone = np.minimum.accumulate(above, axis=1)  # (n_rows, K-1) G_j, non-increasing in j
+    return np.concatenate([below[:, :1], monotone[:, :-1] - monotone[:, 1:], monotone[:, -1:]],
+                          axis=1)  # (n_rows, K)
+
+
+def fit_relevance_weights(probabilities, y) -> np.ndarray:
+    r"""Weights $w$ (shape (K,)) minimising $\sum_i (y_i - \sum_k p_{ik} w_k)^2$.
+
+    Ordinary least squares of the labels on the class probabilities
+    (``numpy.linalg.lstsq``; the minimum-norm solution when a class is never
+    predicted). No intercept is needed: the $p_{ik}$ of a row sum to 1.
+    """
+    return np.linalg.lstsq(np.asarray(probabilities, dtype=np.float64),
+                           np.asarray(y, dtype=np.float64), rcond=None)[0]
+
+
+def classifier_scores(model: McRankModel, X) -> np.ndarray:
+    """The raw scores $s_j$ (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
+    return _classifier_scores(model.classifiers, X, REFERENCE)
+
+
+def class_probabilities(model: McRankModel, X) -> np.ndarray:
+    """The class probabilities $p_k$ (float64, shape (n_rows, K)) of the rows of ``X``."""
+    return probabilities_from_scores(classifier_scores(model, X))
+
+
+def expected_relevance(model: McRankModel, X) -> np.ndarray:
+    r"""The expected relevance $\sum_k p_k F(c_k)$ (float64, shape (n_rows,)) of the rows of ``X``."""
+    return class_probabilities(model, X) @ model.relevance_weights
+
+
+def _classifier_scores(classifiers, X, engine) -> np.ndarray:
+    """:func:`classifier_scores` on the kernels of ``engine`` (both twins share this)."""
+    X = np.asarray(X)
+    columns = [engine.predict_ensemble(c, X) for c in classifiers]  # K-1 arrays of (n_rows,)
+    return np.stack(columns, axis=1)  # (n_rows, K-1)
+
+
+class McRank(BoostedRanker):
+    r"""McRank ranker: cumulative boosted logistic classifiers, scored by expected relevance.
+
+    Parameters
+    ----------
+    n_trees, learning_rate : boosting rounds and shrinkage, of every classifier.
+    max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
+    cost_lambda :
+        tree shape (see :class:`~twinrank.reference.params.TreeParams`).
+    feature_costs, free_after_use : the cost of each feature (an array, or a file of
+        ``feature cost`` lines) and whether a feature is free once some earlier tree split on
+        it (:class:`~twinrank.reference.params.CostParams`); with ``cost_lambda > 0`` splits
+        score $\mathrm{gain} - \lambda_c\,c(f)$ (Mohan 2010, Eq. 6.1). Stored in the model file.
+        The classifiers pay in turn: a feature classifier $j$ used is free for $j + 1$.
+    subsample : fraction of the training rows drawn without replacement for each tree
+        (stochastic gradient boosting, Friedman 2002).
+    feature_fraction : fraction of features drawn at each node.
+    max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    weighting : $F$ of the expected relevance: ``"linear"``, ``"square"``,
+        ``"exp2"`` or an array with one weight per distinct training label in increasing
+        order (see :func:`relevance_weights`).
+    fit_weights : fit $F$ instead, by least squares of the training labels on the
+        training rows' class probabilities (:func:`fit_relevance_weights`); ``weighting``
+        is then unused and must not be an array.
+    eval_train : record each classifier's NDCG@10 on the training set after every tree
+        (``history_`` keys ``"y>c:train:ndcg@10"``, also in the callback record); it costs
+        one metric evaluation of the training set per tree of every classifier, so it is
+        off by default.
+    missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.rankers.missing`):
+        ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
+        their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
+        ``"median"``, ``"iterative"``), stored in every classifier of the model.
+    seed : classifier ``j`` boosts with ``classifier_seed(seed, j)`` (its row
+        subsamples and node feature subsets).
+    n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    verbose : print one line per ``verbose`` rounds of each classifier to stderr (0: silent).
+
+    Attributes
+    ----------
+    model_ : McRankModel
+    classes_ : ndarray, the distinct training labels $c_k$
+    relevance_weights_ : ndarray, $F(c_k)$
+    history_ : dict of lists, ``"y>c:valid:ndcg@10"`` (with an ``eval_set``) and
+        ``"y>c:train:ndcg@10"`` (with ``eval_train``) per round of the classifier of
+        threshold ``c``: NDCG@10 of the graded labels ranked by its score; empty with neither.
+
+    Notes
+    -----
+    Classifier ``j`` is one boosting run (:func:`boosting.boost`) on the graded
+    training data with the logistic gradients of the targets $[y > c_j]$, so it
+    can record NDCG@10 of its own score. No early stopping: every classifier grows
+    ``n_trees`` trees (fewer if no split improves its loss).
+    """
+
+    param_objects = (TreeParams, BoostParams, McRankParams, CostParams, FitParams)
+
+    def __init__(self, *, n_trees=BoostParams.n_trees, learning_rate=BoostParams.learning_rate,
+                 max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
+                 min_samples_leaf=TreeParams.min_samples_leaf,
+                 min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
+                 min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
+                 subsample=BoostParams.subsample, feature_fraction=TreeParams.feature_fraction,
+                 max_bins=BoostParams.max_bins, weighting=McRankParams.weighting,
+                 fit_weights=McRankParams.fit_weights, eval_train=BoostParams.eval_train,
+                 missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 verbose=FitParams.verbose):
+        self._set_init_params(locals())
+
+    def boost_params(self, seed=None) -> BoostParams:
+        """The validated :class:`BoostParams` of every classifier (``seed``: the classifier's seed)."""
+        values = self.get_params()
+        return from_names(BoostParams, {**values, "seed": values["seed"] if seed is None else seed},
+                          tree=self.tree_params(), subsample_by="rows")
+
+    def validated_params(self) -> SimpleNamespace:
+        values = self.get_params()
+        return SimpleNamespace(fit=from_names(FitParams, values), boost=self.boost_params(),
+                               mcrank=from_names(McRankParams, values))
+
+    def check_data(self, params, train, valid, init_score) -> None:
+        super().check_data(params, train, valid, init_score)
+        if init_score is not None:
+            raise ParameterError("McRank takes no init_score")
+        labels = np.unique(train.y)  # (K,) sorted
+        if len(labels) < 2:
+            raise ParameterError(f"McRank needs at least two distinct labels, got {labels.tolist()}")
+        if not params.mcrank.fit_weights:
+            relevance_weights(labels, params.mcrank.weighting)
+
+    def progress(self, callback, verbose: int):
+        """The callback as is: each classifier prints its own progress (``_fit_classifier``)."""
+        return callback
+
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """One classifier per threshold; ``eval_set`` only adds each one's validation NDCG@10.
+
+        ``callback(iteration, record)`` is called after every tree of every classifier,
+        the record's keys prefixed ``"y>c:"``.
+        """
+        labels = np.unique(train.y)  # (K,) sorted
+        costs = self.cost_ledger(params.boost.tree.cost_lambda)  # shared by the classifiers
+        classifiers = [self._fit_classifier(params, train, valid, c, j, callback, costs)
+                       for j, c in enumerate(labels[:-1])]
+        if params.mcrank.fit_weights:
+            probabilities = probabilities_from_scores(
+                _classifier_scores(classifiers, train.X, self.engine))
+            weights = fit_relevance_weights(probabilities, train.y)
+        else:
+            weights = relevance_weights(labels, params.mcrank.weighting)
+        return McRankModel(classifiers, labels, weights, train.n_features, self._model_params())
+
+    def _fit_classifier(self, params, train: Dataset, valid, threshold: float, j: int,
+                        callback, costs=None) -> Ensemble:
+        """Boost the logistic classifier of ``y > threshold`` from the log-odds of its prior."""
+        loss = self.engine.logistic((train.y > threshold).astype(np.float64))  # t_i = [y_i > c_j]
+        seed = classifier_seed(self.seed, j)
+        return run_boosting(
+            self.engine, train, loss, self.boost_params(seed), valid=valid,
+            algorithm="mcrank-classifier", model_params={"threshold": float(threshold), "seed": seed},
+            base_score=loss.baseline(),
+            callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
+                                   label=f"y>{threshold:g} "), costs=costs)
+
+    def predict(self, X, n_trees: int | None = None, exits=None) -> np.ndarray:
+        r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset).
+
+        ``n_trees``: the first ``n_trees`` rounds of every classifier (None: all).
+        ``exits``: must be None (the expected relevance is not a sum over trees).
+        """
+        if exits is not None:
+            raise ParameterError("McRank scores by expected relevance, not a sum of trees: no early exits")
+        return self.predict_proba(X, n_trees) @ self._fitted_model().relevance_weights
+
+    def predict_proba(self, X, n_trees: int | None = None) -> np.ndarray:
+        """The class probabilities (n_rows, K) of the rows of ``X``; column ``k`` is ``classes_[k]``."""
+        model = self._fitted_model()
+        classifiers = [c if n_trees is None else truncated(c, min(n_trees, c.n_trees))
+                       for c in model.classifiers]
+        X = X.X if isinstance(X, Dataset) else dense_features(X)
+        with self.engine.threads(self.n_threads):
+            scores = _classifier_scores(classifiers, X, self.engine)
+        return probabilities_from_scores(scores)
+
+    @classmethod
+    def load(cls, path, *, verify_checksum: bool = True) -> "McRank":
+        """An estimator holding the McRank model of a model file (either twin wrote it)."""
+        model = McRankModel.load(path, verify_checksum=verify_checksum)
+        names = set(cls._param_names())
+        est = cls(**{k: v for k, v in model.params.items() if k in names})
+        est._set_fitted(model)
+        return est
+
+    def _model_params(self) -> dict:
+        params = with_resolved_costs(self.get_params(), getattr(self, "feature_costs_", None))
+        if not isinstance(params["weighting"], str):
+            params["weighting"] = np.asarray(params["weighting"], dtype=np.float64).tolist()
+        return params
+
+    def _set_fitted(self, model: McRankModel) -> None:
+        self.model_ = model
+        self.n_features_in_ = model.n_features
+        self.classes_ = model.labels
+        self.relevance_weights_ = model.relevance_weights
+        self.best_iteration_ = None
+        self.history_ = {f"y>{c:g}:{key}": values for c, clf in zip(model.labels, model.classifiers)
+                         for key, values in clf.history.items()}
+
+
+def _prefixed(callback, prefix: str):
+    """``callback`` receiving records whose keys start with ``prefix`` (None stays None)."""
+    if callback is None:
+        return None
+    return lambda iteration, record: callback(iteration, {prefix + k: v for k, v in record.items()})

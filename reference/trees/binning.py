@@ -1,0 +1,113 @@
+r"""Feature binning: per-feature thresholds, and raw features -> ``uint8`` bins.
+
+Histogram tree growers (LightGBM, Ke et al. 2017; scikit-learn's
+HistGradientBoosting) search splits over at most 255 bins per feature instead
+of over every distinct value. Feature ``j`` gets ascending float64 thresholds
+$t_0 < t_1 < \dots < t_{B-2}$ and a value falls in bin
+
+$$
+\mathrm{bin}(x) = \#\{b : t_b < x\} = \texttt{searchsorted}(t, x, \texttt{side="left"}),
+$$
+
+so that, for every threshold index ``b``,
+
+$$
+x \le t_b \iff \mathrm{bin}(x) \le b .
+$$
+
+This is the guarantee that routes a row the same way on raw values
+(``x <= threshold``) and on bins (``bin <= bin_threshold``). A missing value
+(NaN) gets its own bin, ``MISSING_BIN = 255``; value bins are ``0 .. B - 1 <= 254``.
+
+Thresholds (scikit-learn's rule, computed in exact integer arithmetic so both
+twins agree bit for bit): let $u_0 < \dots < u_m$ be the distinct non-NaN
+values of the column (in float64) and $s_0 \le \dots \le s_{n-1}$ all of
+its non-NaN values, sorted.
+
+* if $m + 1 \le$ ``max_bins``: the midpoints $(u_i + u_{i+1}) / 2$, so
+  every distinct value has its own bin;
+* else the quantile midpoints, ``np.percentile(col, 100 j / max_bins, method="midpoint")``
+  for $j = 1, \dots,$ ``max_bins - 1``: with $p = (n - 1) j$,
+  $\mathrm{lo} = \lfloor p / \texttt{max\_bins} \rfloor$,
+  $\mathrm{hi} = \lceil p / \texttt{max\_bins} \rceil$, the threshold is
+  $(s_{\mathrm{lo}} + s_{\mathrm{hi}}) / 2$.
+
+Either way, duplicates are removed (``np.unique``), so there are at most
+``max_bins - 1`` strictly ascending thresholds. A column that is constant or
+all NaN has none: every non-missing value is in bin 0. A midpoint is computed as
+``0.5 * a + 0.5 * b``, which never overflows and equals ``a`` when ``a == b``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from twinrank.reference.constants import MISSING_BIN  # noqa: F401  (re-exported: binning.MISSING_BIN)
+from twinrank.reference.errors import ParameterError
+from twinrank.reference.params import check_int
+
+
+def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:
+    """Per-feature ascending float64 thresholds, at most ``max_bins - 1`` each.
+
+    Parameters
+    ----------
+    X : array of shape (n_rows, n_features); NaN means missing, infinite values are an error
+    max_bins : int in [2, 255], the number of value bins (the missing bin is extra)
+
+    Returns
+    -------
+    list of ``n_features`` float64 arrays, the rule of the module docstring.
+    """
+    check_int("max_bins", max_bins, low=2, high=255)
+    X = _checked_matrix(X)
+    return [_column_thresholds(X[:, j], max_bins) for j in range(X.shape[1])]
+
+
+def _column_thresholds(column: np.ndarray, max_bins: int) -> np.ndarray:
+    present = np.sort(column[~np.isnan(column)].astype(np.float64))  # (n,) the s_i
+    distinct = np.unique(present)  # (m + 1,) the u_i
+    if len(distinct) <= max_bins:
+        return np.unique(_midpoint(distinct[:-1], distinct[1:]))
+    p = (len(present) - 1) * np.arange(1, max_bins, dtype=np.int64)  # (max_bins - 1,)
+    lo, hi = p // max_bins, -(-p // max_bins)  # floor and ceiling of p / max_bins
+    return np.unique(_midpoint(present[lo], present[hi]))
+
+
+def _midpoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return 0.5 * a + 0.5 * b
+
+
+def apply_bins(X, thresholds: list) -> np.ndarray:
+    """The ``uint8`` bin of every value: ``searchsorted(t, x, side="left")``, NaN -> ``MISSING_BIN``.
+
+    Returns an array of shape (n_rows, n_features) in C order.
+    """
+    X = _checked_matrix(X)
+    _check_width(X, thresholds)
+    binned = np.empty(X.shape, dtype=np.uint8)  # (n_rows, n_features)
+    for j, t in enumerate(thresholds):
+        binned[:, j] = np.searchsorted(t, X[:, j].astype(np.float64), side="left")
+    binned[np.isnan(X)] = MISSING_BIN
+    return binned
+
+
+def _check_width(X: np.ndarray, thresholds: list) -> None:
+    """Raise unless ``X`` has one column per threshold array, each of at most 254 thresholds."""
+    if X.shape[1] != len(thresholds):
+        raise ParameterError(
+            f"X has {X.shape[1]} features but the thresholds are for {len(thresholds)}")
+    for j, t in enumerate(thresholds):
+        if len(t) >= MISSING_BIN:
+            raise ParameterError(f"feature {j} has {len(t)} thresholds; at most {MISSING_BIN - 1}")
+
+
+def _checked_matrix(X) -> np.ndarray:
+    X = np.asarray(X)
+    if X.ndim != 2 or X.dtype.kind not in "fiub":
+        raise ParameterError(f"X must be a 2-D numeric array, got shape {X.shape} of {X.dtype}")
+    if X.dtype.kind != "f":
+        X = X.astype(np.float64)
+    if np.isinf(X).any():
+        r, c = np.argwhere(np.isinf(X))[0]
+        raise ParameterError(f"X[{r}, {c}] is infinite; use NaN for a missing value")
+    return X

@@ -1,0 +1,178 @@
+"""The root histogram without the sparse features' most frequent bins (``fast/trees/_skipped_bins.py``): the
+layout lists exactly the other entries, the histogram's (g, h) are the reference's (bit for bit on
+representable values, on any thread count; the fast grower's histograms count no rows), and trees
+grown with it are the reference's trees, including a skipped bin whose hessians are all zero."""
+import numba
+import numpy as np
+import pytest
+
+from twinrank.fast.runtime._simd import LANES
+from twinrank.fast.trees import binning as fast_binning
+from twinrank.fast.trees import tree as fast
+from twinrank.fast.trees._histogram import FEATURE_SLOTS
+from twinrank.fast.trees._layout import sparse_layout
+from twinrank.fast.trees._skipped_bins import MAX_FEATURES, SKIP_SHARE, all_dense, build_skipping, sparse_rows
+from twinrank.reference.params import TreeParams
+from twinrank.reference.trees import binning as ref_binning
+from twinrank.reference.trees import tree as ref
+
+STEP = 2.0**-8  # multiples of STEP: every sum exact, in any order
+
+
+def zero_heavy(seed, n_rows, n_features, *, exact=True):
+    """Features mostly 0 (shares 0.2 .. 0.95 of the rows), a copy and a nested coarsening of
+    feature 0, NaNs; gradients and hessians (multiples of STEP if ``exact``)."""
+    rng = np.random.default_rng(seed)
+    share = np.linspace(0.2, 0.95, n_features - 2)
+    X = rng.integers(1, 12, (n_rows, n_features)).astype(np.float32)
+    X[:, :-2][rng.random((n_rows, n_features - 2)) < share] = 0.0
+    X[rng.random(X.shape) < 0.03] = np.nan
+    X[:, -2] = X[:, 0]  # duplicated
+    X[:, -1] = np.floor(X[:, 0] / 4)  # nested
+    thresholds = ref_binning.bin_thresholds(X, 255)
+    if exact:
+        g, h = rng.integers(-128, 129, n_rows) * STEP, rng.integers(0, 65, n_rows) * STEP
+    else:
+        g, h = rng.standard_normal(n_rows), rng.uniform(0.0, 1.0, n_rows)
+    return X, thresholds, g, h
+
+
+def dense_histogram(binned, g, h, layout, rows=None):
+    columns, _ = fast._flat_layouts(binned)
+    d = binned.shape[1]
+    hist, spare = np.empty((d, FEATURE_SLOTS, LANES)), np.empty((d, FEATURE_SLOTS, LANES))
+    rows = np.arange(len(g), dtype=np.int32) if rows is None else rows
+    build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), np.empty((len(rows), 2)),
+                   numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum()]), layout, hist, False)
+    return hist
+
+
+def test_layout_lists_every_entry_outside_the_skipped_bins():
+    X, thresholds, _, _ = zero_heavy(0, 3000, 12)
+    binned = fast_binning.apply_bins(X, thresholds)
+    skip, dense, entry_start, entries = sparse_layout(binned)
+    assert sparse_layout(binned)[3] is entries  # made once per binned matrix
+    counts = np.array([np.bincount(binned[:, f], minlength=256) for f in range(12)])
+    expected_skip = np.where(counts.max(1) >= SKIP_SHARE * len(X), counts.argmax(1), -1)
+    np.testing.assert_array_equal(skip, expected_skip)
+    np.testing.assert_array_equal(dense, np.flatnonzero(expected_skip < 0))
+    assert 0 < (skip >= 0).sum() < 12  # both kinds of features
+    for r in (0, 1, 1234, 2999):
+        sparse = [f for f in range(12) if skip[f] >= 0 and binned[r, f] != skip[f]]
+        slots = [f * FEATURE_SLOTS + int(binned[r, f]) for f in sparse]
+        np.testing.assert_array_equal(entries[entry_start[r]:entry_start[r + 1]], slots)
+    assert entry_start[-1] == sum((binned[:, f] != skip[f]).sum() for f in range(12) if skip[f] >= 0)
+
+
+def test_no_layout_without_sparse_features_or_with_too_many_features():
+    rng = np.random.default_rng(1)
+    uniform = rng.integers(0, 200, (500, 3)).astype(np.uint8)
+    assert len(sparse_rows(np.asfortranarray(uniform), uniform)[3]) == 0
+    wide = np.zeros((4, MAX_FEATURES + 1), dtype=np.uint8)  # sparse, but slot numbers exceed 16 bits
+    assert len(sparse_rows(np.asfortranarray(wide), wide)[3]) == 0
+    writable = np.asfortranarray(np.zeros((10, 2), dtype=np.uint8))  # not the read-only bins: none
+    assert len(sparse_layout(writable)[3]) == 0
+
+
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("node", ["root", "child"])
+def test_dense_node_histogram_is_the_reference_one_on_any_thread_count(exact, node):
+    X, thresholds, g, h = zero_heavy(2, 20_000, 16, exact=exact)
+    binned = fast_binning.apply_bins(X, thresholds)
+    rows = (np.arange(len(g)) if node == "root"
+            else np.flatnonzero(np.random.default_rng(4).random(len(g)) < 0.4)).astype(np.int32)
+    expected = ref.build_histogram(ref_binning.apply_bins(X, thresholds), g, h, rows)
+    old = numba.get_num_threads()
+    try:
+        grown = []
+        for n_threads in (1, 2):
+            numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+            grown.append(dense_histogram(binned, g, h, sparse_layout(binned), rows))
+    finally:
+        numba.set_num_threads(old)
+    np.testing.assert_array_equal(grown[0], grown[1])  # halves fixed: the same bits
+    hist, expected = grown[0][:, :256], expected[..., :2]  # (g, h): the fast grower counts no rows
+    assert not grown[0][:, 256:].any()  # padding slots zero
+    if exact:
+        np.testing.assert_array_equal(hist, expected)
+    else:
+        np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-12 * np.abs(g).sum())
+
+
+def test_the_sibling_is_the_parent_minus_the_node():
+    X, thresholds, g, h = zero_heavy(5, 6000, 10)
+    binned = fast_binning.apply_bins(X, thresholds)
+    columns, _ = fast._flat_layouts(binned)
+    rows = np.flatnonzero(np.random.default_rng(6).random(len(g)) < 0.5).astype(np.int32)
+    parent = dense_histogram(binned, g, h, sparse_layout(binned))
+    expected = parent - dense_histogram(binned, g, h, sparse_layout(binned), rows)
+    hist, spare = np.empty_like(parent), np.empty_like(parent)
+    build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), np.empty((len(rows), 2)),
+                   numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum()]), sparse_layout(binned),
+                   parent, True)
+    np.testing.assert_array_equal(parent, expected)
+
+
+def test_a_skipped_bin_of_zero_hessians_has_hessian_zero():
+    """Rows of the most frequent bin all with h = 0 (queries without pairs): the subtraction's
+    rounding residue is zero again, as the reference's sum, so ``min_hessian_in_leaf=0`` accepts
+    the same splits."""
+    X, thresholds, g, h = zero_heavy(3, 5000, 6, exact=False)
+    binned = fast_binning.apply_bins(X, thresholds)
+    skip = sparse_layout(binned)[0]
+    f = int(np.flatnonzero(skip >= 0)[-1])
+    h[binned[:, f] == skip[f]] = 0.0
+    hist = dense_histogram(binned, g, h, sparse_layout(binned))
+    assert hist[f, skip[f], 1] == 0.0
+    params = TreeParams(max_leaves=8, min_samples_leaf=5, min_hessian_in_leaf=0.0)
+    g_grid = np.round(g / STEP) * STEP
+    tree = fast.grow_tree(binned, g_grid, h * 0 + (h > 0) * 0.5, thresholds, params)
+    assert tree.equals(ref.grow_tree(ref_binning.apply_bins(X, thresholds), g_grid, h * 0 + (h > 0) * 0.5,
+                                     thresholds, params))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_trees_with_the_skipped_bins_are_the_reference_trees(seed):
+    X, thresholds, g, h = zero_heavy(10 + seed, 8000, 24)
+    binned = fast_binning.apply_bins(X, thresholds)
+    assert len(sparse_layout(binned)[3]) > 0  # the path is taken
+    params = TreeParams(max_leaves=15, min_samples_leaf=10, min_hessian_in_leaf=0.0)
+    tree = fast.grow_tree(binned, g, h, thresholds, params)
+    assert tree.equals(ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params))
+    sampled = np.sort(np.random.default_rng(seed).choice(len(g), 5000, replace=False))  # a root of some rows
+    assert fast.grow_tree(binned, g, h, thresholds, params, rows=sampled).equals(
+        ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, rows=sampled))
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 777])
+def test_quantized_trees_with_the_skipped_bins_are_the_reference_trees_on_any_thread_count(chunk_rows,
+                                                                                         monkeypatch):
+    """Integer sums: the same tree as the reference bit for bit, cut into chunks of rows or not
+    (``PACKED_CHUNK_ROWS``), on one thread or two."""
+    if chunk_rows is not None:
+        monkeypatch.setattr(fast, "PACKED_CHUNK_ROWS", chunk_rows)
+    X, thresholds, g, h = zero_heavy(20, 8000, 24, exact=False)
+    binned = fast_binning.apply_bins(X, thresholds)
+    assert len(sparse_layout(binned)[3]) > 0
+    q = fast.quantize_gradients(np.random.default_rng(0), g, h, 4)
+    params = TreeParams(max_leaves=15, min_samples_leaf=10)
+    expected = ref.grow_tree(ref_binning.apply_bins(X, thresholds), g, h, thresholds, params, quantized=q)
+    old = numba.get_num_threads()
+    try:
+        for n_threads in (1, 2):
+            numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+            assert fast.grow_tree(binned, g, h, thresholds, params, quantized=q).equals(expected)
+    finally:
+        numba.set_num_threads(old)
+
+
+def test_without_sparse_features_the_dense_histogram_is_the_reference_one_bit_for_bit():
+    """``all_dense``: the plain column pass, each feature summed by one task in row order, so even
+    inexact sums are the reference's bits."""
+    X, thresholds, g, h = zero_heavy(7, 20_000, 12, exact=False)
+    binned = fast_binning.apply_bins(X, thresholds)
+    rows = np.flatnonzero(np.random.default_rng(8).random(len(g)) < 0.3).astype(np.int32)
+    for node in (np.arange(len(g), dtype=np.int32), rows):
+        hist = dense_histogram(binned, g, h, all_dense(binned.shape[1]), node)
+        expected = ref.build_histogram(ref_binning.apply_bins(X, thresholds), g, h, node)
+        np.testing.assert_array_equal(hist[:, :256], expected[..., :2])
