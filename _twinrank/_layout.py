@@ -64,7 +64,7 @@ FLOORS = [
                  for folder in ("evaluation", "trees", "losses", "costs", "combination")]
      + ["sklearn"]),  # sklearn: its scorer computes metrics; the rankers inherit its estimator protocol
     ("the seam", ["reference.engine", "fast.engine"]),
-    ("loops", ["reference.ensembles", "fast.ensembles"]),
+    ("loops", ["reference.ensembles", "fast.ensembles", "executors"]),
     ("rankers", ["reference.rankers", "fast.rankers"]),
     ("analysis", ["reference.analysis", "fast.analysis"]),
     ("tools", ["testing", "grading"]),

@@ -4,6 +4,7 @@ A page shows a tutorial's figure with a block that runs this file after the
 tutorial section that drew it (markdown-exec, ``html="true"``).
 """
 import io
+
 import matplotlib.pyplot as plt
 
 _svg = io.StringIO()

@@ -21,8 +21,8 @@ for rule in ("minmax", "mean", "borda"):
 import matplotlib.pyplot as plt
 
 from twinrank.fast import LambdaMART, evaluate, load_mq2008
-from twinrank.fast.rankers.bagging import BLMART
 from twinrank.fast.evaluation.stats import randomization_test
+from twinrank.fast.rankers.bagging import BLMART
 
 MEMBER = dict(n_trees=100, learning_rate=0.1, max_leaves=31, seed=0)  # LambdaMART's defaults
 print("fold  LambdaMART NDCG@10 / MAP   BL-MART (B=10) NDCG@10 / MAP")

@@ -26,8 +26,8 @@ print("SRE + signed VRE - error =", d.sre + d.vre_signed - d.error)
 import time
 
 from twinrank.fast import LambdaMART, RandomForest
-from twinrank.reference.io.data import load_mq2008
 from twinrank.fast.analysis.diagnostics import bias_variance, sweep
+from twinrank.reference.io.data import load_mq2008
 
 train, _, test = load_mq2008(1)  # 471 training queries; 156 test queries, 51 without a relevant document
 p_values = [0.05, 0.1, 0.2, 0.5, 1.0]

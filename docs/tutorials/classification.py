@@ -7,8 +7,8 @@ runs it section by section (the ``--8<--`` markers) and shows what it prints.
 import numpy as np
 
 from twinrank.fast.rankers.classification import McRank
-from twinrank.reference.io.data import load_mq2008
 from twinrank.fast.rankers.gbrt import GBRT
+from twinrank.reference.io.data import load_mq2008
 
 train, valid, test = load_mq2008(fold=1)
 trees = dict(n_trees=50, learning_rate=0.1, max_leaves=15, min_samples_leaf=20, seed=0)
@@ -52,8 +52,8 @@ fig.tight_layout()
 # --8<-- [end:figure]
 
 # --8<-- [start:table]
-from twinrank.fast.rankers.classification import fit_relevance_weights, relevance_weights
 from twinrank.fast.evaluation.metrics import evaluate
+from twinrank.fast.rankers.classification import fit_relevance_weights, relevance_weights
 
 fitted = fit_relevance_weights(classification.predict_proba(train), train.y)
 rankers = {

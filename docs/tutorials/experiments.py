@@ -7,9 +7,9 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 import time
 
 from twinrank.fast import LambdaMART
-from twinrank.reference.io.data import load_mq2008
 from twinrank.reference.analysis.grid import grid_search
 from twinrank.reference.ensembles.runs import Fold
+from twinrank.reference.io.data import load_mq2008
 
 folds = [Fold(f"Fold{k}", *load_mq2008(k)) for k in range(1, 6)]   # train, vali, test
 param_grid = {"max_leaves": [4, 8, 16], "learning_rate": [0.05, 0.2],

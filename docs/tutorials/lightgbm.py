@@ -11,8 +11,8 @@ import lightgbm
 import numpy as np
 
 from twinrank.fast import LambdaMART, load_mq2008
-from twinrank.interop.lightgbm_text import load_lightgbm, save_lightgbm
 from twinrank.fast.trees.predict import predict_ensemble
+from twinrank.interop.lightgbm_text import load_lightgbm, save_lightgbm
 
 train, vali, test = load_mq2008(1)
 rng = np.random.default_rng(0)

@@ -21,9 +21,9 @@ for strategy in ["zero", "mean", "median"]:
 import dataclasses
 import time
 
-from twinrank.reference.io.data import load_mq2008
-from twinrank.fast.rankers.gbrt import GBRT
 from twinrank.fast.evaluation.metrics import evaluate
+from twinrank.fast.rankers.gbrt import GBRT
+from twinrank.reference.io.data import load_mq2008
 
 
 def blanked(data, rate, seed):

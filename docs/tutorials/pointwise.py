@@ -17,9 +17,9 @@ def markdown_table(header, rows, digits=4):
 # --8<-- [start:gbrt]
 import numpy as np
 
-from twinrank.reference.io.data import load_mq2008
 from twinrank.fast.rankers.gbrt import GBRT
 from twinrank.fast.trees.predict import apply_tree
+from twinrank.reference.io.data import load_mq2008
 
 train, valid, test = load_mq2008(fold=1)
 gbrt = GBRT(n_trees=1, learning_rate=0.1, max_leaves=4, min_samples_leaf=50).fit(train)
@@ -33,10 +33,10 @@ for k in np.unique(leaf):
 # --8<-- [end:gbrt]
 
 # --8<-- [start:cart]
-from twinrank.fast.trees.binning import apply_bins, bin_thresholds
 from twinrank.fast.rankers.forest import RandomForest
-from twinrank.reference.params import TreeParams
+from twinrank.fast.trees.binning import apply_bins, bin_thresholds
 from twinrank.fast.trees.tree import grow_tree
+from twinrank.reference.params import TreeParams
 
 forest = RandomForest(n_trees=1, bootstrap=False, feature_fraction=1.0,
                       max_leaves=64, min_samples_leaf=5).fit(train)
@@ -54,8 +54,8 @@ print("every leaf value is the mean label of its rows:",
 # --8<-- [start:experiment]
 import time
 
-from twinrank.fast.rankers.forest import IGBRT
 from twinrank.fast.evaluation.metrics import evaluate
+from twinrank.fast.rankers.forest import IGBRT
 
 forest_params = dict(n_trees=40, max_leaves=1024, min_samples_leaf=50, feature_fraction=0.1)
 boost_params = dict(n_trees=300, learning_rate=0.05, max_leaves=8, min_samples_leaf=20,

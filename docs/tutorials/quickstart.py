@@ -11,8 +11,8 @@ workdir = Path(tempfile.mkdtemp(prefix="twinrank-"))  # a scratch folder
 # --8<-- [end:setup]
 
 # --8<-- [start:train]
-from twinrank.reference.io.data import load_mq2008
 from twinrank.fast.rankers.lambdamart import LambdaMART
+from twinrank.reference.io.data import load_mq2008
 
 train, valid, test = load_mq2008(fold=1)
 ranker = LambdaMART(n_trees=100, learning_rate=0.1, max_leaves=15,

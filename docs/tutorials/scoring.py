@@ -7,12 +7,12 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 import numpy as np
 
 from twinrank.fast.trees import _quickscorer
-from twinrank.reference.trees import predict
-from twinrank.reference.trees.binning import apply_bins, bin_thresholds
 from twinrank.reference.io.data import load_mq2008
 from twinrank.reference.io.model import LEAF
 from twinrank.reference.losses.objectives import lambdarank
 from twinrank.reference.params import TreeParams
+from twinrank.reference.trees import predict
+from twinrank.reference.trees.binning import apply_bins, bin_thresholds
 from twinrank.reference.trees.tree import grow_tree
 
 train, vali, test = load_mq2008(1)
@@ -80,8 +80,8 @@ fig.tight_layout()
 # --8<-- [end:plot]
 
 # --8<-- [start:agreement]
-from twinrank.fast.trees import predict as fast_predict
 from twinrank.fast.rankers.lambdamart import LambdaMART
+from twinrank.fast.trees import predict as fast_predict
 
 ranker = LambdaMART(n_trees=100, learning_rate=0.05, max_leaves=15, seed=0).fit(train)
 model = ranker.model_

@@ -7,8 +7,8 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 import numpy as np
 
 from twinrank.fast import GBRT, McRank, evaluate, load_mq2008
-from twinrank.reference.io.data import Dataset
 from twinrank.fast.rankers.transfer import augment, domain_scores, model_features
+from twinrank.reference.io.data import Dataset
 
 train, valid, test = load_mq2008(fold=1)           # the target market is tested on `test`
 rng = np.random.default_rng(0)

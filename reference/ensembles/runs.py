@@ -18,16 +18,15 @@ repeat share a seed across configurations and folds (common random numbers: two
 configurations are compared on the same random draws). The seed is an ordinary
 integer, so ``twinrank train --seed`` reproduces any row.
 
-Executors. :class:`InProcess` (the default) runs one model after another;
-:class:`ProcessPool` runs ``n_jobs`` models at once in local processes;
-:class:`DaskExecutor` hands the runs to a ``dask.distributed`` cluster (a
-``LocalCluster`` it starts, or an existing scheduler's address), which does the
-distribution, retries and recovery from lost workers (a run interrupted by a lost
-worker is run again, with the same seed). When several models run at once each
-trains single-threaded (``n_threads=1`` where the estimator takes it), so the
-machine is not oversubscribed; the model does not depend on the thread count.
-Both start fresh Python processes that import the main module, as Python's
-``multiprocessing`` does: in a script, create them under ``if __name__ == "__main__":``.
+Executors. :class:`InProcess` (the default) runs one model after another. The
+executors that run several at once are infrastructure, not algorithm, and live in
+:mod:`twinrank.executors`: ``ProcessPool`` (``n_jobs`` local processes) and
+``DaskExecutor`` (a ``dask.distributed`` cluster, which does the distribution,
+retries and recovery from lost workers; a run interrupted by a lost worker is run
+again, with the same seed); ``make_executor`` picks one from options. When several
+models run at once each trains single-threaded (``n_threads=1`` where the estimator
+takes it), so the machine is not oversubscribed; the model does not depend on the
+thread count.
 
 A run that raises reports its configuration and error in the ``error`` column
 (metrics NaN) and does not stop the others.
@@ -49,12 +48,7 @@ from twinrank.reference.io._atomic import atomic_output
 from twinrank.reference.io.data import Dataset
 from twinrank.reference.io.letor import read_letor
 
-__all__ = ["Fold", "Run", "Results", "ScoreMatrix", "derive_seed", "plan", "execute",
-           "read_folds", "InProcess", "ProcessPool", "DaskExecutor", "make_executor",
-           "DASK_INSTALL"]
-
-DASK_INSTALL = ("Dask is not installed; it runs experiments on several workers: "
-                "pip install 'twinrank[distributed]' (or pip install 'dask[distributed]')")
+__all__ = ["Fold", "Run", "Results", "ScoreMatrix", "derive_seed", "plan", "execute", "read_folds", "InProcess"]
 SPLITS = ("valid", "test")
 
 
@@ -169,98 +163,6 @@ class InProcess:
         pass
 
 
-_WORKER_FOLDS: list = []  # a pool worker's folds, set once by its initializer
-
-
-def _set_worker_folds(folds: list) -> None:
-    _WORKER_FOLDS[:] = folds
-
-
-def _train_in_pool(task: Task) -> Outcome:
-    return train_run(task, _WORKER_FOLDS[task.run.fold])
-
-
-class ProcessPool:
-    """``n_jobs`` local worker processes (started fresh, ``spawn``; each gets the folds once)."""
-
-    parallel = True
-
-    def __init__(self, n_jobs: int):
-        if not isinstance(n_jobs, int) or n_jobs < 1:
-            raise ParameterError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
-        self.n_jobs = n_jobs
-
-    def map(self, tasks: list, folds: list):
-        import concurrent.futures
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")  # no fork of a process running numba's threads
-        with concurrent.futures.ProcessPoolExecutor(self.n_jobs, mp_context=context,
-                                                    initializer=_set_worker_folds,
-                                                    initargs=(folds,)) as pool:
-            for future in concurrent.futures.as_completed([pool.submit(_train_in_pool, t) for t in tasks]):
-                yield future.result()
-
-    def close(self) -> None:
-        pass
-
-
-class DaskExecutor:
-    """Runs on a ``dask.distributed`` cluster: an existing ``client``, a ``scheduler`` address,
-    or a ``LocalCluster`` of ``workers`` processes (one thread each) started here and closed
-    by :meth:`close`. The folds are scattered to every worker once; Dask reruns the runs of
-    a lost worker elsewhere."""
-
-    parallel = True
-
-    def __init__(self, client=None, *, workers: int | None = None, scheduler: str | None = None):
-        try:
-            import distributed
-        except ImportError:
-            raise ParameterError(DASK_INSTALL) from None
-        self._own = client is None
-        if client is None and scheduler is not None:
-            client = distributed.Client(scheduler)
-        elif client is None:
-            if not isinstance(workers, int) or workers < 1:
-                raise ParameterError(f"workers must be an integer >= 1, got {workers!r}")
-            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                               dashboard_address=None)
-            client = distributed.Client(cluster)
-        self.client = client
-
-    def map(self, tasks: list, folds: list):
-        import distributed
-
-        # fresh keys (hash=False): a second map of the same folds must not share keys that
-        # the first map's futures are releasing; broadcast: a lost worker loses no fold
-        scattered = self.client.scatter(list(folds), broadcast=True, hash=False)
-        futures = [self.client.submit(train_run, t, scattered[t.run.fold], pure=False) for t in tasks]
-        for future in distributed.as_completed(futures):
-            yield future.result()
-
-    def close(self) -> None:
-        if self._own:
-            cluster = getattr(self.client, "cluster", None)
-            self.client.close()
-            if cluster is not None:
-                cluster.close()
-
-
-def make_executor(*, n_jobs: int | None = None, workers: int | None = None,
-                  scheduler: str | None = None, client=None):
-    """The executor of these options (at most one): in process when none is given."""
-    given = [name for name, v in (("n_jobs", n_jobs), ("workers", workers), ("scheduler", scheduler),
-                                  ("client", client)) if v is not None]
-    if len(given) > 1:
-        raise ParameterError(f"give at most one of n_jobs, workers, scheduler, client; got {', '.join(given)}")
-    if client is not None or workers is not None or scheduler is not None:
-        return DaskExecutor(client, workers=workers, scheduler=scheduler)
-    if n_jobs is not None and n_jobs > 1:
-        return ProcessPool(n_jobs)
-    return InProcess()
-
-
 @dataclass(frozen=True)
 class ScoreMatrix:
     """The scores of several runs on one evaluation set: ``scores[i]`` is run ``runs[i]``'s.
@@ -346,8 +248,8 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
         ``predict``, ``model_`` and ``engine``; called with ``fixed``, then the run's
         parameters, then ``seed=run.seed``.
     metrics, convention : what the ``valid:`` and ``test:`` columns hold.
-    executor : :class:`InProcess` (default), :class:`ProcessPool`, :class:`DaskExecutor`
-        (:func:`make_executor`).
+    executor : :class:`InProcess` (default), or one of :mod:`twinrank.executors`
+        (``ProcessPool``, ``DaskExecutor``; ``make_executor``).
     keep_scores : keep every run's validation and test scores (:meth:`Results.score_matrix`).
     keep_models : keep every run's fitted model (``Results.models``; bags and pools are built of them).
     progress : ``progress(done, total, row)`` called as each run finishes (in any order).

@@ -30,8 +30,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from twinrank.executors import make_executor
 from twinrank.reference.engine import REFERENCE
-from twinrank.reference.ensembles.runs import Fold, Run, derive_seed, execute, make_executor
+from twinrank.reference.ensembles.runs import Fold, Run, derive_seed, execute
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io._bag_model import BLMART as ALGORITHM, BagModel
 from twinrank.reference.io.data import Dataset, dense_features

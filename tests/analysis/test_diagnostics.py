@@ -3,12 +3,11 @@ one-document queries and MQ2008; SRE + signed VRE is the mean ranking error; the
 through the runs layer (in process and on a Dask LocalCluster) and checks its arguments first."""
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import twinrank.fast.analysis.diagnostics as fast
 import twinrank.reference.analysis.diagnostics as reference
-from twinrank.reference.ensembles.runs import DaskExecutor
+from twinrank.executors import DaskExecutor
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import Dataset, load_mq2008
 
@@ -98,8 +97,7 @@ def small():
 
 
 def forest(twin):
-    from twinrank import fast as f
-    from twinrank import reference as r
+    from twinrank import fast as f, reference as r
     return (r if twin is reference else f).RandomForest
 
 

@@ -1,8 +1,7 @@
 """The exact line search over alpha: brute force at every breakpoint and midpoint, twins agree."""
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from twinrank.fast.combination import combine as fast
 from twinrank.reference.combination import combine as ref

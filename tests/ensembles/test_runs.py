@@ -10,17 +10,9 @@ import time
 import numpy as np
 import pytest
 
+from twinrank.executors import DASK_INSTALL, DaskExecutor, ProcessPool, make_executor
 from twinrank.reference import LambdaMART
-from twinrank.reference.ensembles.runs import (
-    DASK_INSTALL,
-    DaskExecutor,
-    Fold,
-    ProcessPool,
-    derive_seed,
-    execute,
-    make_executor,
-    plan,
-)
+from twinrank.reference.ensembles.runs import Fold, derive_seed, execute, plan
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import load_mq2008
 

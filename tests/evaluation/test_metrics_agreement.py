@@ -9,8 +9,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from twinrank.fast.evaluation import metrics as fast
 from twinrank.fast.runtime._threads import threads

@@ -3,8 +3,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from twinrank.fast.evaluation import metrics as fast
 from twinrank.reference.errors import ParameterError

@@ -5,8 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import twinrank.fast.evaluation.stats as fast
 import twinrank.reference.evaluation.stats as ref

@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 
 from twinrank.cli import main
-from twinrank.grading import _mistakes as mistakes
-from twinrank.grading import exercises
+from twinrank.grading import _mistakes as mistakes, exercises
 from twinrank.grading._grader import check, load_function
-from twinrank.testing.registry import TOLERANCES
-from twinrank.testing.registry import names as registry_names
+from twinrank.testing.registry import TOLERANCES, names as registry_names
 
 EXERCISES = exercises.EXERCISES
 IDS = [e.name for e in EXERCISES]

@@ -3,8 +3,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import twinrank.reference.io.data as fast_data
 from twinrank.reference.io import data

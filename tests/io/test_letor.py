@@ -5,8 +5,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import twinrank.reference.io.letor as fast_letor
 from twinrank.reference.errors import DataFormatError, ParameterError

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from twinrank import cli
 from twinrank.fast.rankers.classification import McRank

@@ -10,8 +10,7 @@ import math
 import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from twinrank.fast.losses import objectives as fast
 from twinrank.reference.errors import ParameterError

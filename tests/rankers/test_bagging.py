@@ -1,8 +1,7 @@
 """BL-MART: the combination rules (twinned, exact), the bag (twins agree, any executor), files and errors."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from twinrank import cli
 from twinrank.fast.combination import bag_rules as fast_rules

@@ -8,14 +8,8 @@ from twinrank.cli import main
 from twinrank.cli._progress import Progress
 from twinrank.fast.rankers import (
     classification as fast_mc,
-)
-from twinrank.fast.rankers import (
     forest as fast_forest,
-)
-from twinrank.fast.rankers import (
     gbrt as fast_gbrt,
-)
-from twinrank.fast.rankers import (
     lambdamart as fast_lm,
 )
 from twinrank.reference.errors import ParameterError
@@ -25,14 +19,8 @@ from twinrank.reference.io.model import Ensemble
 from twinrank.reference.params import BoostParams
 from twinrank.reference.rankers import (
     classification as ref_mc,
-)
-from twinrank.reference.rankers import (
     forest as ref_forest,
-)
-from twinrank.reference.rankers import (
     gbrt as ref_gbrt,
-)
-from twinrank.reference.rankers import (
     lambdamart as ref_lm,
 )
 from twinrank.reference.trees.predict import predict_ensemble

@@ -4,32 +4,22 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from synthetic import ranking_data
 
 from twinrank.cli import main
 from twinrank.fast.rankers import (
     classification as fast_classification,
-)
-from twinrank.fast.rankers import (
     forest as fast_forest,
-)
-from twinrank.fast.rankers import (
     gbrt as fast_gbrt,
-)
-from twinrank.fast.rankers import (
     lambdamart as fast_lambdamart,
-)
-from twinrank.fast.rankers import (
     missing as fast,
 )
 from twinrank.fast.trees import predict as fast_predict
 from twinrank.reference.errors import ModelFormatError, ParameterError
 from twinrank.reference.io.letor import write_letor
 from twinrank.reference.io.model import Ensemble
-from twinrank.reference.rankers import classification, forest, gbrt, lambdamart
-from twinrank.reference.rankers import missing as ref
+from twinrank.reference.rankers import classification, forest, gbrt, lambdamart, missing as ref
 from twinrank.reference.trees import predict as ref_predict
 
 nan = np.nan

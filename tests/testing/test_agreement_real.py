@@ -13,8 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from twinrank.reference.evaluation.metrics import evaluate
 from twinrank.reference.io.data import Dataset, load_mq2008

@@ -11,8 +11,7 @@ import importlib
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from twinrank.reference.io.data import Dataset
 from twinrank.testing import (

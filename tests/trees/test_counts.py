@@ -7,12 +7,10 @@ import numba
 import numpy as np
 import pytest
 
-from twinrank.fast.trees import binning as fast_binning
-from twinrank.fast.trees import tree as fast
+from twinrank.fast.trees import binning as fast_binning, tree as fast
 from twinrank.fast.trees._counts import PROOF_SLACK, missing_columns, proof_of
 from twinrank.reference.params import TreeParams
-from twinrank.reference.trees import binning as ref_binning
-from twinrank.reference.trees import tree as ref
+from twinrank.reference.trees import binning as ref_binning, tree as ref
 
 STEP = 2.0**-8  # multiples of STEP: sums exact in any order, trees comparable bit for bit
 

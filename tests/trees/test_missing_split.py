@@ -11,16 +11,13 @@ from test_tree import TWIN_IDS, TWINS, binned_for, grow_with, tree_jobs
 
 from twinrank.cli import main
 from twinrank.fast.rankers import forest as fast_forest
-from twinrank.fast.trees import predict as fast_predict
-from twinrank.fast.trees import tree as fast
+from twinrank.fast.trees import predict as fast_predict, tree as fast
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.letor import write_letor
 from twinrank.reference.io.model import LEAF
 from twinrank.reference.params import TreeParams
 from twinrank.reference.rankers import forest
-from twinrank.reference.trees import binning as ref_binning
-from twinrank.reference.trees import predict as ref_predict
-from twinrank.reference.trees import tree as ref
+from twinrank.reference.trees import binning as ref_binning, predict as ref_predict, tree as ref
 from twinrank.reference.trees.binning import MISSING_BIN
 
 nan = np.nan

@@ -2,18 +2,13 @@
 import numba
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from twinrank.fast.trees import binning as fast_binning
-from twinrank.fast.trees import predict as fast
-from twinrank.fast.trees import tree as fast_tree
+from twinrank.fast.trees import binning as fast_binning, predict as fast, tree as fast_tree
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.model import Ensemble
 from twinrank.reference.params import TreeParams
-from twinrank.reference.trees import binning as ref_binning
-from twinrank.reference.trees import predict as ref
-from twinrank.reference.trees import tree as ref_tree
+from twinrank.reference.trees import binning as ref_binning, predict as ref, tree as ref_tree
 
 TWINS = [ref, fast]
 TWIN_IDS = ["reference", "fast"]

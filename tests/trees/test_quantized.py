@@ -3,21 +3,18 @@ and drawn in the documented order, both twins grow the same trees bit for bit on
 values are refit from the true gradients, and the option reaches the estimators and the CLI."""
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from synthetic import ranking_data
 
 import twinrank.fast as fast_twin
 import twinrank.reference as reference_twin
 from twinrank.fast.runtime._threads import threads
-from twinrank.fast.trees import binning as fast_binning
-from twinrank.fast.trees import tree as fast
+from twinrank.fast.trees import binning as fast_binning, tree as fast
 from twinrank.fast.trees._quantize_kernels import uniform
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.model import LEAF
 from twinrank.reference.params import BoostParams, TreeParams
-from twinrank.reference.trees import binning as ref_binning
-from twinrank.reference.trees import tree as ref
+from twinrank.reference.trees import binning as ref_binning, tree as ref
 from twinrank.reference.trees._quantize import REFIT_BLOCK, uniforms
 from twinrank.reference.trees.tree import quantize_gradients
 

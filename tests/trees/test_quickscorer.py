@@ -8,11 +8,9 @@ between neighbouring float32 values of a float64 threshold, or are NaN or infini
 """
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from twinrank.fast.trees import _quickscorer
-from twinrank.fast.trees import predict as fast
+from twinrank.fast.trees import _quickscorer, predict as fast
 from twinrank.reference.io.model import LEAF, Ensemble, Tree
 from twinrank.reference.trees import predict as ref
 from twinrank.reference.trees.binning import MISSING_BIN

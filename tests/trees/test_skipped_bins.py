@@ -7,14 +7,12 @@ import numpy as np
 import pytest
 
 from twinrank.fast.runtime._simd import LANES
-from twinrank.fast.trees import binning as fast_binning
-from twinrank.fast.trees import tree as fast
+from twinrank.fast.trees import binning as fast_binning, tree as fast
 from twinrank.fast.trees._histogram import FEATURE_SLOTS
 from twinrank.fast.trees._layout import sparse_layout
 from twinrank.fast.trees._skipped_bins import MAX_FEATURES, SKIP_SHARE, all_dense, build_skipping, sparse_rows
 from twinrank.reference.params import TreeParams
-from twinrank.reference.trees import binning as ref_binning
-from twinrank.reference.trees import tree as ref
+from twinrank.reference.trees import binning as ref_binning, tree as ref
 
 STEP = 2.0**-8  # multiples of STEP: every sum exact, in any order
 

@@ -10,20 +10,16 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
-from hypothesis import assume, event, given
-from hypothesis import strategies as st
+from hypothesis import assume, event, given, strategies as st
 
-from twinrank.fast.runtime._workspace import empty as workspace_empty
-from twinrank.fast.runtime._workspace import reusing
-from twinrank.fast.trees import binning as fast_binning
-from twinrank.fast.trees import tree as fast
+from twinrank.fast.runtime._workspace import empty as workspace_empty, reusing
+from twinrank.fast.trees import binning as fast_binning, tree as fast
 from twinrank.fast.trees._layout import _ROW_MAJOR, bin_layouts
 from twinrank.fast.trees._partition import PARALLEL_ROWS, PARTITION_BLOCK, partition
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.model import LEAF
 from twinrank.reference.params import TreeParams
-from twinrank.reference.trees import binning as ref_binning
-from twinrank.reference.trees import tree as ref
+from twinrank.reference.trees import binning as ref_binning, tree as ref
 from twinrank.reference.trees.binning import MISSING_BIN
 from twinrank.reference.trees.predict import predict_tree
 

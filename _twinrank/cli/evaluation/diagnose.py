@@ -88,7 +88,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from twinrank.reference.ensembles.runs import make_executor
+    from twinrank.executors import make_executor
     from twinrank.reference.io.letor import read_letor
 
     name, values = _sweep(args)

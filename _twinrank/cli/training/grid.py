@@ -90,7 +90,8 @@ def _value(kind, text: str):
 
 
 def run(args) -> int:
-    from twinrank.reference.ensembles.runs import make_executor, read_folds
+    from twinrank.executors import make_executor
+    from twinrank.reference.ensembles.runs import read_folds
 
     grid = parse_params(args.param, args.algorithm, many=True)
     fixed = parse_params(args.set, args.algorithm, many=False)
