@@ -8,6 +8,13 @@ component with its tolerance and input builder: a test that takes the argument
 ``twin_component`` runs once per registry row (``tests/testing/test_registry.py``).
 """
 import os
+import sys
+from pathlib import Path
+
+# The tests sit in the folders of the code they test; a test module may import a table of another
+# folder's (``from test_tree import grow_with``), whichever folders a run selects.
+sys.path[:0] = [str(folder) for folder in sorted(Path(__file__).parent.iterdir())
+                if folder.is_dir() and any(folder.glob("test_*.py"))]
 
 # OpenMP threads that spin after each parallel region starve the main thread on a busy
 # 2-core machine; tests measure correctness, not speed. Must be set before numba starts.

@@ -45,6 +45,8 @@ literal ``n_nodes = 1`` alone compiled ``_child_histograms`` and its callees twi
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -57,17 +59,33 @@ from twinrank.fast.trees._split import best_split, left_stats, score
 from twinrank.reference.constants import N_SLOTS
 from twinrank.reference.trees.binning import MISSING_BIN
 
+GrowerData = namedtuple("GrowerData", ["bin_columns", "bin_rows", "gradients", "hessians", "rows", "n_bins",
+                                       "feature_mask", "penalty", "skipping", "has_missing"])
+GrowerRules = namedtuple("GrowerRules", ["max_leaves", "max_depth", "min_rows", "min_hessian", "l2", "min_gain",
+                                         "gain_rtol", "separate", "n_threads"])
+NodeArrays = namedtuple("NodeArrays", ["feature", "bin_threshold", "left", "right", "missing", "value", "gain",
+                                       "count", "hessian_sum", "leaf_of_row"])
+Workspace = namedtuple("Workspace", ["order0", "order1", "gh", "goes_left", "block_lefts", "hist"])
+Packing = namedtuple("Packing", ["g_int", "h_int", "g_levels", "h_levels", "max_chunk", "ihist", "pk",
+                                 "active0", "active1"])
 NO_SPLIT = -1
 MIN_INACTIVE_SHARE = 0.1  # quantized: active rows listed apart when at least this share of the rows is inactive
 
 
 # nogil: a random forest grows several trees at once from Python threads (forest.trees_at_once)
 @njit(cache=True, nogil=True)
-def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty,
-         max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate,
-         n_threads, feature, bin_threshold, left, right, missing,
-         value, gain, count, hessian_sum, leaf_of_row, skipping, has_missing, work, packing):
+def grow(data, rules, out, work, packing):
     """Grow one tree into the node arrays; return the number of nodes.
+
+    Five arguments, each a named tuple (numba compiles one grower per kind of ``packing``):
+
+    # IN  data (:data:`GrowerData`): the rows and what the split search reads of them;
+    #     rules (:data:`GrowerRules`): the tree's parameters and the thread count
+    # OUT out (:data:`NodeArrays`): the node arrays, and the leaf of each row
+    # BUF work (:data:`Workspace`): the scratch buffers
+    # IN  packing: None, or :data:`Packing` (quantized training)
+
+    Their fields:
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
     #     gradients, hessians (n_rows,) float64 (with ``packing``: its int8 / uint8 integers, read
@@ -85,7 +103,7 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     row buffers (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
     #     (2 * (m // PARTITION_BLOCK + 2),) int64 and the histogram pool (max_leaves + 1, d,
     #     FEATURE_SLOTS, LANES) float64 (g, h); any content
-    # IN  packing: None, or quantized training's ``(g_int (n_rows,) int8, h_int (n_rows,) uint8,
+    # IN  packing: None, or quantized training's ``Packing(g_int (n_rows,) int8, h_int (n_rows,) uint8,
     #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64,
     #     active0, active1 (m,) like ``rows``)``: then every histogram is summed packed
     #     (``_packed_histogram``), at most max_chunk rows at a time, over the node's active rows
@@ -94,6 +112,9 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     #     exact grower (``twinrank demo``'s helper process) compiles in 12 s instead of 17
     #     (``build``).
     """
+    bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty, skipping, has_missing = data
+    max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, n_threads = rules
+    feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum, leaf_of_row = out
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
     order0, order1, gh, goes_left, block_lefts, hist = work  # gh: a node's gathered (g, h)
@@ -115,8 +136,8 @@ def grow(bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask,
     if packing is None:
         actives = orders  # (no second list: every node's is empty)
     else:
-        actives = (packing[7], packing[8])
-        n_active = split_rows(packing[0], packing[1], rows, actives[0], order0)
+        actives = (packing.active0, packing.active1)
+        n_active = split_rows(packing.g_int, packing.h_int, rows, actives[0], order0)
         by_active = n_active <= m * (1.0 - MIN_INACTIVE_SHARE)
         astop[0] = n_active if by_active else 0
     if not by_active:

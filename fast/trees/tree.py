@@ -23,7 +23,7 @@ from twinrank.fast.runtime._threads import over_chunks, threads
 from twinrank.fast.runtime._workspace import empty
 from twinrank.fast.trees import _grower
 from twinrank.fast.trees._counts import count_features
-from twinrank.fast.trees._grower import grow
+from twinrank.fast.trees._grower import GrowerData, GrowerRules, NodeArrays, Packing, Workspace, grow
 from twinrank.fast.trees._histogram import FEATURE_SLOTS
 from twinrank.fast.trees._layout import bin_layouts, missing_mask, sparse_layout
 from twinrank.fast.trees._partition import PARTITION_BLOCK
@@ -75,17 +75,17 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
 PACKED_CHUNK_ROWS = 1 << 40  # rows per packed chunk at most (tests make it small to cut every node)
 
 
-def _packing(quantized: QuantizedGradients, job) -> tuple:
+def _packing(quantized: QuantizedGradients, job) -> Packing:
     """The grower's ``packing`` for quantized training: the integers, their levels, the largest
     chunk and the buffers (``_grower.grow``)."""
     m, (n_rows, n_features) = len(job.rows), job.binned.shape
-    return (quantized.gradients, quantized.hessians,
-            np.int64(2 ** (quantized.bits - 1) - 1), np.int64(2 ** quantized.bits - 1),
-            np.int64(PACKED_CHUNK_ROWS),
-            empty("ihist", (numba.get_num_threads(), n_features, FEATURE_SLOTS), np.int64),  # per task
-            empty("pk", (m,), np.int64),  # (m,) a node's gathered packed integers
-            empty("active0", (m,), _row_id_type(n_rows)),  # the active rows' two buffers
-            empty("active1", (m,), _row_id_type(n_rows)))
+    return Packing(g_int=quantized.gradients, h_int=quantized.hessians,
+                   g_levels=np.int64(2 ** (quantized.bits - 1) - 1), h_levels=np.int64(2 ** quantized.bits - 1),
+                   max_chunk=np.int64(PACKED_CHUNK_ROWS),
+                   ihist=empty("ihist", (numba.get_num_threads(), n_features, FEATURE_SLOTS), np.int64),
+                   pk=empty("pk", (m,), np.int64),  # (m,) a node's gathered packed integers
+                   active0=empty("active0", (m,), _row_id_type(n_rows)),  # the active rows' two buffers
+                   active1=empty("active1", (m,), _row_id_type(n_rows)))
 
 
 def _grow(job, leaf_of_row, packing) -> Tree:
@@ -95,15 +95,18 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     params = job.params
     n_nodes_max = params.max_nodes
     nodes = _leaf_arrays(n_nodes_max)
-    n_nodes = grow(
-        *_flat_layouts(job.binned), np.ascontiguousarray(job.gradients),
-        np.ascontiguousarray(job.hessians), job.rows, job.n_bins,
-        np.ascontiguousarray(job.feature_mask), job.penalty, params.max_leaves,
-        _NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
-        job.min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
-        float(params.min_gain_to_split), GAIN_TIE_RTOL, params.missing_split == "separate",
-        numba.get_num_threads(),
-        *nodes.values(), leaf_of_row, sparse_layout(job.binned), missing_mask(job.binned), _work(job), packing)
+    bin_columns, bin_rows = _flat_layouts(job.binned)
+    data = GrowerData(bin_columns=bin_columns, bin_rows=bin_rows, gradients=np.ascontiguousarray(job.gradients),
+                      hessians=np.ascontiguousarray(job.hessians), rows=job.rows, n_bins=job.n_bins,
+                      feature_mask=np.ascontiguousarray(job.feature_mask), penalty=job.penalty,
+                      skipping=sparse_layout(job.binned), has_missing=missing_mask(job.binned))
+    rules = GrowerRules(max_leaves=params.max_leaves,
+                        max_depth=_NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
+                        min_rows=job.min_rows, min_hessian=float(params.min_hessian_in_leaf),
+                        l2=float(params.lambda_l2), min_gain=float(params.min_gain_to_split),
+                        gain_rtol=GAIN_TIE_RTOL, separate=params.missing_split == "separate",
+                        n_threads=numba.get_num_threads())
+    n_nodes = grow(data, rules, NodeArrays(**nodes, leaf_of_row=leaf_of_row), _work(job), packing)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
@@ -111,19 +114,19 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     return Tree(threshold=threshold, **nodes)
 
 
-def _work(job) -> tuple:
+def _work(job) -> Workspace:
     """The grower's scratch buffers (``_grower.grow``'s ``work``), from ``_workspace.empty``: the
     same arrays tree after tree within a fit."""
     m, (n_rows, n_features) = len(job.rows), job.binned.shape
     row_id = _row_id_type(n_rows)
-    return (empty("order0", (m,), row_id), empty("order1", (m,), row_id),
-            empty("gh", (m, 2)), empty("goes_left", (m,), np.uint8),
-            empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64),
-            empty("hist", (job.params.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
+    return Workspace(order0=empty("order0", (m,), row_id), order1=empty("order1", (m,), row_id),
+                     gh=empty("gh", (m, 2)), goes_left=empty("goes_left", (m,), np.uint8),
+                     block_lefts=empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64),
+                     hist=empty("hist", (job.params.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
 
 
 def _leaf_arrays(n: int) -> dict:
-    """Node arrays preset to leaves, in the argument order of ``_grower.grow``."""
+    """Node arrays preset to leaves (the fields of ``_grower.NodeArrays`` but ``leaf_of_row``)."""
     return {
         "feature": np.full(n, LEAF, dtype=np.int32),
         "bin_threshold": np.full(n, LEAF, dtype=np.int32),
