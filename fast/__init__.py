@@ -8,8 +8,7 @@ Tree, Ensemble, parameters, errors, sampling) live once, in
 Importing this package sets ``OMP_WAIT_POLICY=PASSIVE`` unless the environment
 already sets it: numba's OpenMP threads otherwise spin between the many short
 parallel regions of tree growing and, on a busy machine, starve the thread that
-drives them (measured: 100 LambdaMART trees on MQ2008 took 12.5 s instead of 1.1 s
-on 2 threads of a loaded 2-core machine).
+drives them (on a loaded 2-core machine a fit ran ten times slower).
 
 Importing it also chooses where numba caches the compiled kernels
 (:mod:`twinrank.fast.runtime._numba_cache`: a folder named by a hash of the twins' sources, beside them, or

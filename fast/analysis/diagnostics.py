@@ -15,7 +15,7 @@ from twinrank.fast.analysis import _diagnostics_kernels as kernels
 from twinrank.fast.evaluation.metrics import metric_by_name
 from twinrank.reference.analysis.diagnostics import (
     METHODS,
-    METRICS,
+    LISTWISE_METRICS,
     NUMBERS,
     BiasVariance,
     Decomposition,
@@ -31,7 +31,7 @@ from twinrank.reference.evaluation.conventions import DEFAULT_CONVENTION
 from twinrank.reference.io.data import Dataset
 
 __all__ = ["Decomposition", "BiasVariance", "pointwise", "listwise", "ranking_terms", "decompose",
-           "has_relevant", "bias_variance", "sweep", "draw_training_sets", "METHODS", "METRICS", "NUMBERS"]
+           "has_relevant", "bias_variance", "sweep", "draw_training_sets", "METHODS", "LISTWISE_METRICS", "NUMBERS"]
 
 
 def _means(P) -> np.ndarray:

@@ -214,7 +214,7 @@ def _fill(a, b, row_lo, row_hi, lo, hi, boosting, n_bins, bin_lo, bin_hi, alphas
 @njit(cache=True)
 def _sweep_query(q, a, b, gains, query_offsets, scale, discounts, boosting, expected, after, alphas, rows,
                  by_alpha, order, position_of, buf, at, delta, point_delta, keep):
-    """Twin of the reference's ``sweep`` for one query: re-rank each group of equal alpha, record its event."""
+    """Twin of the reference's ``sweep_crossings`` for one query: re-rank each group of equal alpha, record its event."""
     group_rows, slots, old, new, score, block, sorted_rows, stamp = buf
     row_lo = query_offsets[q]
     n_events, s = 0, 0

@@ -8,11 +8,10 @@ imputers are grown by the fast grower and scored by the fast
 from __future__ import annotations
 
 from twinrank.fast.engine import FAST
-from twinrank.fast.trees import predict
-from twinrank.reference.rankers import missing as _reference
 from twinrank.reference.rankers.missing import (
     IMPUTER,
     ITERATIVE_ROUNDS,
+    MissingValues,
     SPLIT_STRATEGIES,
     STRATEGIES,
     check_strategy,
@@ -22,12 +21,6 @@ from twinrank.reference.rankers.missing import (
 
 __all__ = ["MissingValues", "fit_missing", "run_fit", "fill_values", "check_strategy", "STRATEGIES",
            "SPLIT_STRATEGIES", "ITERATIVE_ROUNDS", "IMPUTER"]
-
-
-class MissingValues(_reference.MissingValues):
-    """Numba-parallel twin of `twinrank.reference.rankers.missing.MissingValues` (imputers scored here)."""
-
-    scorer = staticmethod(predict.predict_ensemble)
 
 
 def fit_missing(X, strategy: str = "learn") -> MissingValues:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from twinrank.fast.rankers import classification
 from twinrank.fast.trees import predict
 from twinrank.reference.rankers import transfer as _reference
-from twinrank.reference.rankers.transfer import KINDS, augment, features_with
+from twinrank.reference.rankers.transfer import SOURCE_OUTPUTS, augment, features_with
 
-__all__ = ["domain_scores", "augment", "model_features", "default_classifier", "KINDS"]
+__all__ = ["domain_scores", "augment", "model_features", "default_classifier", "SOURCE_OUTPUTS"]
 
 
 def default_classifier():
@@ -23,7 +23,7 @@ def domain_scores(source, target, make_classifier=None, n_folds: int = 5, seed: 
     return _reference.domain_scores(source, target, make_classifier or default_classifier, n_folds, seed)
 
 
-def model_features(model, X, kinds=KINDS):
+def model_features(model, X, kinds=SOURCE_OUTPUTS):
     """Numba-parallel twin of `twinrank.reference.rankers.transfer.model_features` (fast scorers)."""
     return features_with(predict.predict_ensemble, classification.expected_relevance,
                          classification.class_probabilities, model, X, kinds)

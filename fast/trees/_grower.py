@@ -26,9 +26,9 @@ The histograms read the active segment; the children's sizes, the rows counted f
 ``min_rows`` (``_counts.count_node``) and each row's leaf read both. The sums, hence the
 tree, are the same bit for bit. Of the children the one with fewer active rows is built.
 With fewer than ``MIN_INACTIVE_SHARE`` of the rows inactive the second list costs about
-what it saves, and every row stays in the first (one tree at 1M rows, two rotations: no
-inactive row 76-77 ms without the lists against 78-79 with them; 19% inactive 129-134
-against 123-127). One tree on the benchmark's defaults lambdas: 123 -> 57-62 ms.
+what it saves, and every row stays in the first (the threshold was measured with
+``benchmarks/speed.py``; with many inactive rows, as LambdaMART's lambdas have, the lists
+halve a tree's time).
 
 A three-way split (``missing_split="separate"``) partitions twice (left |
 right + missing, then right | missing), builds its two smaller children and
@@ -40,8 +40,8 @@ tree) get no histogram at all.
 
 Calls pass ``np.int64(0)`` / ``np.bool_(...)`` rather than literals, and counters start as
 ``np.int64(1)``: numba compiles one version of a callee per literal argument type it
-sees, even a literal that type inference later widens to ``int64`` (measured: the
-literal ``n_nodes = 1`` alone compiled ``_child_histograms`` and its callees twice).
+sees, even a literal that type inference later widens to ``int64`` (the literal
+``n_nodes = 1`` alone compiled ``_child_histograms`` and its callees twice).
 """
 from __future__ import annotations
 
@@ -108,9 +108,8 @@ def grow(data, rules, out, work, packing):
     #     active0, active1 (m,) like ``rows``)``: then every histogram is summed packed
     #     (``_packed_histogram``), at most max_chunk rows at a time, over the node's active rows
     #     only (kept in the buffers ``active0``, ``active1``: module docstring). numba compiles
-    #     one grower per kind (None or the tuple) and prunes the other's histogram code: the
-    #     exact grower (``twinrank demo``'s helper process) compiles in 12 s instead of 17
-    #     (``build``).
+    #     one grower per kind (None or the tuple) and prunes the other's histogram code, so the
+    #     exact grower (``twinrank demo``'s helper process) compiles faster (``build``).
     """
     bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty, skipping, has_missing = data
     max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, n_threads = rules

@@ -26,18 +26,16 @@ counts of one feature at most, and ``_counts`` finds them there.
 
 **Row pass.** A gathered block of rows is summed ``ROW_FEATURES`` (16) features at a time:
 sixteen independent update chains per row, where four left the loop waiting on the
-store-to-load latency of equal bins in consecutive rows (nodes of 1/8 to 1/64 of the
-benchmark's 1M rows, 2 threads, in rotation: 10-15% faster than four at a time, 8 and 32
-in between; the sums are the same bit for bit, each feature's still in row order). The
-column pass keeps four: its features are four streams of column reads, and eight gained
-nothing (the root's 56 dense features, 2 threads: 13.7 against 13.8 ms).
+store-to-load latency of equal bins in consecutive rows (faster than four at a time on the
+speed benchmark's small nodes; the sums are the same bit for bit, each feature's still in row
+order). The column pass keeps four: its features are four streams of column reads, and eight
+gained nothing.
 
 **Halves.** A sparse node big enough for threads (``m * d >= PARALLEL_WORK``) is
 summed as two fixed halves of its rows, ``[start, mid)`` and ``[mid, stop)``, each
 over every feature into a histogram of its own, then added: a row's bins are
 gathered by one task, where a split by features had every task gather its part of
-every row (the benchmark's 1M rows, 2 threads, one tree on the same gradients, in
-rotation: 195-201 against 205-211 ms). The halves are the same on any number of
+every row (faster on the speed benchmark). The halves are the same on any number of
 threads, so the result still does not depend on it; the sums differ from the
 reference's row order in the last bits only (exactly the same on representable
 values, e.g. multiples of 2**-8).
@@ -45,9 +43,8 @@ values, e.g. multiples of 2**-8).
 A histogram array is (d, FEATURE_SLOTS, LANES): each feature's 256 slots are followed by
 PAD_SLOTS unused ones (zero), so that features are 4 KB + 32 B apart, not 4 KB. A pass adds
 into four features at once, likely into the same cache sets at power-of-two strides: unpadded
-(with the four-lane slots of the time, 8 KB apart), a fit ran 5-8% slower per tree at 1M x 136
-(measured in rotation, 12 trees, 2 threads: 276-281 against 254-267 ms); the sums are the same
-bit for bit.
+(with the four-lane slots of the time, 8 KB apart), a fit ran slower per tree on the speed
+benchmark; the sums are the same bit for bit.
 """
 from __future__ import annotations
 

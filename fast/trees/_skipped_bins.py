@@ -31,18 +31,13 @@ whose hessians are all zero left at ``-1e-17`` instead of 0 (which a
 ``min_hessian_in_leaf`` of 0 would reject), is rounded back: a remainder within
 ``HESSIAN_NOISE * H`` of zero is zero.
 
-The costs (1M x 136, the same gradients): at the root, the column pass over every
-feature 86 ms on one thread; every feature from entries 67 ms (0.86 ns per entry
-against the column pass's 0.64: a feature gains from a share of about 0.3 in its
-skipped bin). The entries of scattered rows are read through ``order``, which the
-hardware cannot foresee: they are prefetched ``PREFETCH_ROWS`` rows ahead
-(``_simd.prefetch``). By node size (random rows, 2 threads, column pass against
-this): every row 45.5 / 35.7 ms, 1/2 25.3 / 21.5, 1/4 13.8 / 12.0, 1/8 8.7 / 7.4,
-1/15 5.9 / 5.2 (without the prefetch, 1/8 and 1/15 had lost: 8.7 / 9.4, 5.8 / 7.0).
-Against the row pass (``_histogram``'s two halves), this wins down to about a tenth of
-the rows: 1/8 8.61 / 7.77 ms, 1/12 6.00 / 6.21, 1/16 4.76 / 5.39 (quantized, packed:
-1/8 6.10 / 6.05, 1/12 4.13 / 4.86); hence ``SKIP_RATIO``: with sparse features, nodes
-under a tenth of the rows take the row pass (without them, under ``SPARSE_RATIO``'s
+The costs: reading a feature from its entries costs more per entry than the column pass
+does per row, so a feature gains once about a third of its rows sit in its skipped bin.
+The entries of scattered rows are read through ``order``, which the hardware cannot
+foresee: they are prefetched ``PREFETCH_ROWS`` rows ahead (``_simd.prefetch``; without it
+small nodes lost to the column pass). Against the row pass (``_histogram``'s two halves)
+this wins down to about a tenth of the rows on the speed benchmark (``benchmarks/speed.py``);
+hence ``SKIP_RATIO``: with sparse features, nodes under a tenth of the rows take the row pass (without them, under ``SPARSE_RATIO``'s
 sixteenth). Quantized training sums the same way in packed integers
 (:func:`build_packed_skipping`; exact, the reference's tree bit for bit; the float
 kernel on its integers had been slower than the packed column pass, 142 against 136
@@ -257,8 +252,7 @@ def _entries_packed(iflat, entry_start, entries, in_order, order, pk, lo, hi):
 
 @njit(cache=True, inline='always')
 def _prefetch_ahead(entry_start, entries, in_order, order, i, hi):
-    """Scattered rows: prefetch the entries of the row ``PREFETCH_ROWS`` positions ahead (a node
-    of 1/8 of the rows, one thread: 5.1 -> 4.1 ms; 1/32: 2.2 -> 1.2)."""
+    """Scattered rows: prefetch the entries of the row ``PREFETCH_ROWS`` positions ahead."""
     if not in_order and i + _AHEAD < hi:
         ahead = np.uint64(order[i + _AHEAD])
         prefetch(entry_start, ahead)

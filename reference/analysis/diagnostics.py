@@ -63,10 +63,10 @@ from twinrank.reference.io.data import Dataset
 from twinrank.reference.sampling import make_rng, subsample
 
 __all__ = ["Decomposition", "BiasVariance", "pointwise", "listwise", "ranking_terms", "decompose",
-           "has_relevant", "bias_variance", "sweep", "draw_training_sets", "METHODS", "METRICS", "NUMBERS"]
+           "has_relevant", "bias_variance", "sweep", "draw_training_sets", "METHODS", "LISTWISE_METRICS", "NUMBERS"]
 
 METHODS = ("bootstrap", "twofold")
-METRICS = ("ndcg", "meanndcg")  # metric families whose best value is 1 (loss = 1 - metric)
+LISTWISE_METRICS = ("ndcg", "meanndcg")  # metric families whose best value is 1 (loss = 1 - metric)
 NUMBERS = ("bias2", "variance", "mse", "sre", "vre", "vre_signed", "error")
 
 

@@ -26,9 +26,9 @@ from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import Dataset
 from twinrank.reference.rankers.bagging import BLMART
 
-__all__ = ["KINDS", "ModelPool", "bag_curve", "variance_experiment", "VarianceTable"]
+__all__ = ["STOPPING_POINTS", "ModelPool", "bag_curve", "variance_experiment", "VarianceTable"]
 
-KINDS = ("overfitted", "non-overfitted")
+STOPPING_POINTS = ("overfitted", "non-overfitted")
 
 
 @dataclass
@@ -64,8 +64,8 @@ def bag_curve(pool: ModelPool, sizes, *, draws: int = 100, metric: str = "map", 
     ``default_rng(derive_seed(seed, b, d))``, combined by ``rule``. Returns two arrays of
     ``len(sizes)``.
     """
-    if kind not in KINDS:
-        raise ParameterError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    if kind not in STOPPING_POINTS:
+        raise ParameterError(f"kind must be one of {', '.join(STOPPING_POINTS)}; got {kind!r}")
     if split not in pool.data:
         raise ParameterError(f"the pool has no {split!r} scores")
     scores, data = pool.scores[kind][split], pool.data[split]

@@ -78,7 +78,7 @@ def optimal_combination(scores_a, scores_b, y, query_offsets, *, form="convex", 
     first, nxt = own_next_crossings(alphas, queries, lines)
     order = initial_order(lines, first)
     start = lines.constant + float(np.sum(query_dcg(lines, order) * lines.scale))
-    at, delta, point_delta = sweep(lines, order, alphas, queries, rows_i, rows_j, 0.5 * (last + nxt))
+    at, delta, point_delta = sweep_crossings(lines, order, alphas, queries, rows_i, rows_j, 0.5 * (last + nxt))
     path = path_from_events(start, at, delta, point_delta)
     alpha, value = best_interval(path.breakpoints, path.values, lines.lo, lines.hi)
     return Combination(alpha, value, path if return_path else None)
@@ -160,7 +160,7 @@ def query_dcg(lines: Lines, order: np.ndarray) -> np.ndarray:
     return np.bincount(query, weights=lines.gains[order] * lines.discounts[position], minlength=len(sizes))
 
 
-def sweep(lines: Lines, order, alphas, queries, rows_i, rows_j, mids):
+def sweep_crossings(lines: Lines, order, alphas, queries, rows_i, rows_j, mids):
     """Walk the crossings in order; re-rank each (alpha, query) group; return its effect on the mean metric.
 
     ``mids`` (m,): where each group is re-ranked, the midpoint between the group's last

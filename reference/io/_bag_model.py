@@ -16,7 +16,7 @@ from twinrank.reference.io._ensemble import Ensemble
 from twinrank.reference.io._model_fields import int_value, join, refuse_unknown, require, typed
 from twinrank.reference.io._model_json import FORMAT, VERSION, ModelFile, check_header
 
-BLMART = "bl-mart"  # the algorithm of a bag's model document
+BAG_ALGORITHM = "bl-mart"  # the algorithm of a bag's model document
 BAG_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "combine", "params", "members")
 
 
@@ -29,7 +29,7 @@ class BagModel(ModelFile):
     n_features: int
     params: dict = field(default_factory=dict)
 
-    algorithm = BLMART  # class constants, not fields: what the CLI reports of any model
+    algorithm = BAG_ALGORITHM  # class constants, not fields: what the CLI reports of any model
     best_iteration = None
 
     def __post_init__(self):
@@ -48,14 +48,15 @@ class BagModel(ModelFile):
 
     def to_dict(self) -> dict:
         """The bag as one JSON-ready document: the rule and every member."""
-        return {"format": FORMAT, "version": VERSION, "algorithm": BLMART, "n_features": int(self.n_features),
+        return {"format": FORMAT, "version": VERSION, "algorithm": BAG_ALGORITHM,
+                "n_features": int(self.n_features),
                 "combine": self.combine, "params": self.params, "members": [m.to_dict() for m in self.members]}
 
     @classmethod
     def from_dict(cls, d: dict, path: str = "") -> "BagModel":
         """The bag of :meth:`to_dict`; ModelFormatError naming the field (``members[2].trees[3]...``)."""
         check_header(d, path)
-        if d.get("algorithm") != BLMART:
+        if d.get("algorithm") != BAG_ALGORITHM:
             raise ModelFormatError(f"a {d.get('algorithm')!r} model is not a BL-MART bag")
         refuse_unknown(d, BAG_FIELDS, path)
         members = typed(require(d, "members", path), list, join(path, "members"))

@@ -30,8 +30,6 @@ class MissingValues:
     fill: np.ndarray = field(default_factory=lambda: np.zeros(0))
     imputers: list = field(default_factory=list)
 
-    scorer = None  # predict_ensemble(model, X) of the iterative imputers; each twin's missing.py sets it
-
     def __post_init__(self):
         check_strategy(self.strategy)
         self.fill = np.asarray(self.fill, dtype=np.float64)
@@ -44,8 +42,9 @@ class MissingValues:
     def transform(self, X, predict_ensemble=None) -> np.ndarray:
         """A copy of ``X`` with its NaN entries filled (``X`` itself for ``"learn"`` and ``"separate"``).
 
-        ``predict_ensemble`` scores the iterative imputers (default: the ``scorer`` of
-        the twin that made this object).
+        ``predict_ensemble`` (a twin's ``predict_ensemble(model, X)``, e.g. ``engine.predict_ensemble``)
+        scores the iterative imputers: the strategy is data, the twin that scores it is the caller's
+        choice. The other strategies do not need it.
         """
         X = np.asarray(X)
         if not len(self.fill):
@@ -53,7 +52,11 @@ class MissingValues:
         if X.ndim != 2 or X.shape[1] != len(self.fill):
             raise ParameterError(f"X has shape {X.shape} but the missing-value strategy was fitted "
                                  f"on {len(self.fill)} features")
-        score = predict_ensemble or self.scorer
+        if self.imputers and predict_ensemble is None:
+            raise ParameterError("the iterative strategy's imputers are models: give the twin that scores "
+                                 "them, transform(X, predict_ensemble) (e.g. twinrank.fast.trees.predict."
+                                 "predict_ensemble)")
+        score = predict_ensemble
         missing = np.isnan(X) if X.dtype.kind == "f" else np.zeros(X.shape, dtype=bool)  # (n, d)
         filled = np.where(missing, self.fill, X).astype(X.dtype if X.dtype.kind == "f" else np.float64)
         for stage in self.imputers:

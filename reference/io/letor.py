@@ -53,9 +53,8 @@ Every writer is atomic: a temporary file in the target folder, then ``os.replace
 
 Speed: each line is split once in Python; the ``id:value`` tokens of a block of
 lines are parsed together by NumPy's C text reader (``numpy.loadtxt``), and only
-a block that fails is walked token by token to name the bad one. MQ2008 Fold1
-train (9,630 rows x 46) takes about 0.2 s of CPU; 200k rows x 136 about 9 s, so
-MSLR-WEB10K-sized files (1M rows x 136) take under a minute.
+a block that fails is walked token by token to name the bad one (so a file of
+MSLR-WEB10K's size reads in well under a minute; ``benchmarks/speed.py`` times reading).
 
 Layout: this module holds the public functions and the writers; the reader's
 parts are private modules, below ``data`` so that :func:`twinrank.reference.io.data.load_mq2008`

@@ -33,9 +33,9 @@ JSON); :func:`load_model`, the one loader of every kind, is written here.
 """
 from __future__ import annotations
 
-from twinrank.reference.constants import LEAF
+from twinrank.reference.constants import LEAF  # noqa: F401  (re-exported: model.LEAF)
 from twinrank.reference.errors import ModelFormatError
-from twinrank.reference.io._bag_model import BLMART, BagModel
+from twinrank.reference.io._bag_model import BAG_ALGORITHM, BagModel
 from twinrank.reference.io._ensemble import TREE_FIELDS, Ensemble, Tree
 from twinrank.reference.io._mcrank_model import McRankModel
 from twinrank.reference.io._missing_values import (
@@ -48,8 +48,8 @@ from twinrank.reference.io._missing_values import (
 )
 from twinrank.reference.io._model_json import FORMAT, MCRANK, VERSION, read_model_document, write_json_atomic
 
-__all__ = ["FORMAT", "VERSION", "MCRANK", "BLMART", "SPLIT_STRATEGIES", "TREE_FIELDS", "Tree", "Ensemble",
-           "McRankModel", "BagModel",
+__all__ = ["FORMAT", "VERSION", "MCRANK", "BAG_ALGORITHM", "SPLIT_STRATEGIES", "TREE_FIELDS", "Tree",
+           "Ensemble", "McRankModel", "BagModel",
            "load_model", "MissingValues", "check_strategy", "refilled", "with_missing", "write_json_atomic"]
 
 
@@ -70,7 +70,7 @@ def load_model(path, *, verify_checksum: bool = True) -> "Ensemble | McRankModel
         if d.get("algorithm") == MCRANK:
             model = McRankModel.from_dict(d)
             ensembles = model.classifiers
-        elif d.get("algorithm") == BLMART:
+        elif d.get("algorithm") == BAG_ALGORITHM:
             model = BagModel.from_dict(d)
             ensembles = model.members
         else:

@@ -7,7 +7,7 @@ from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.conventions import check_exp2_labels
 from twinrank.reference.params import check_int, check_real
 
-METRICS = ("ndcg", "map", "err")
+LAMBDA_METRICS = ("ndcg", "map", "err")
 GAINS = ("exp2", "linear")
 
 
@@ -37,8 +37,8 @@ def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, ga
     bad = np.flatnonzero(y < 0)  # (n_bad,)
     if len(bad):
         raise ParameterError(f"lambdarank labels must be >= 0, got y[{bad[0]}] = {y[bad[0]]}")
-    if metric not in METRICS:
-        raise ParameterError(f"metric must be one of {METRICS}, got {metric!r}")
+    if metric not in LAMBDA_METRICS:
+        raise ParameterError(f"metric must be one of {LAMBDA_METRICS}, got {metric!r}")
     if gain not in GAINS:
         raise ParameterError(f"gain must be one of {GAINS}, got {gain!r}")
     if gain != "exp2" and metric != "ndcg":

@@ -42,7 +42,7 @@ from twinrank.reference.losses._loss import (
     logistic,
     squared_error,
 )
-from twinrank.reference.losses._objective_checks import GAINS, METRICS, _check_lambdarank
+from twinrank.reference.losses._objective_checks import GAINS, LAMBDA_METRICS, _check_lambdarank
 from twinrank.reference.losses._query_pairs import (
     label_order,
     pair_blocks,
@@ -51,7 +51,7 @@ from twinrank.reference.losses._query_pairs import (
     sum_above,
 )
 
-__all__ = ["METRICS", "SCORE_DISTANCE_EPSILON", "GAINS", "squared_error", "logistic", "rank_order",
+__all__ = ["LAMBDA_METRICS", "SCORE_DISTANCE_EPSILON", "GAINS", "squared_error", "logistic", "rank_order",
            "lambdarank", "Loss", "SquaredError", "Logistic", "LambdaRank", "on_grid", "TIE_GRID"]
 
 TIE_GRID = 2.0 ** 24  # the LambdaRank loss ranks scores on multiples of 1 / TIE_GRID (:func:`on_grid`)

@@ -98,7 +98,8 @@ class RankerEstimator(ScikitLearnProtocol):
         fitted = None
         if params.fit.missing not in SPLIT_STRATEGIES:
             fitted = run_fit(self.engine, train.X, params.fit.missing)
-            train, valid = _transformed(train, fitted), _transformed(valid, fitted)
+            scorer = self.engine.predict_ensemble  # scores the iterative strategy's imputers
+            train, valid = _transformed(train, fitted, scorer), _transformed(valid, fitted, scorer)
         with self.engine.threads(params.fit.n_threads):
             model = self.fit_model(params, train, valid, init_score=init_score,
                                    callback=self.progress(callback, params.fit.verbose))
@@ -276,8 +277,8 @@ def truncated(model: Ensemble, n_trees: int | None) -> Ensemble:
     return model.truncated(int(n_trees))
 
 
-def _transformed(data: Dataset | None, fitted) -> Dataset | None:
-    return None if data is None else dataclasses.replace(data, X=fitted.transform(data.X))
+def _transformed(data: Dataset | None, fitted, predict_ensemble) -> Dataset | None:
+    return None if data is None else dataclasses.replace(data, X=fitted.transform(data.X, predict_ensemble))
 
 
 def first_eval_set(eval_set):

@@ -34,7 +34,7 @@ from twinrank.executors import make_executor
 from twinrank.reference.engine import REFERENCE
 from twinrank.reference.ensembles.runs import Fold, Run, derive_seed, execute
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.io._bag_model import BLMART as ALGORITHM, BagModel
+from twinrank.reference.io._bag_model import BAG_ALGORITHM as ALGORITHM, BagModel
 from twinrank.reference.io.data import Dataset, dense_features
 from twinrank.reference.params import (
     BaggingParams,

@@ -44,7 +44,6 @@ from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.io import model
 from twinrank.reference.io.model import SPLIT_STRATEGIES, STRATEGIES, Ensemble, check_strategy, refilled
 from twinrank.reference.params import TreeParams
-from twinrank.reference.trees import predict
 
 __all__ = ["MissingValues", "fit_missing", "run_fit", "fill_values", "check_strategy", "STRATEGIES",
            "SPLIT_STRATEGIES", "ITERATIVE_ROUNDS", "IMPUTER"]
@@ -54,10 +53,7 @@ IMPUTER = SimpleNamespace(n_trees=4, learning_rate=0.5, max_leaves=8, min_sample
                           max_bins=32)
 
 
-class MissingValues(model.MissingValues):
-    """A fitted strategy (:class:`twinrank.reference.io.model.MissingValues`) scoring its imputers here."""
-
-    scorer = staticmethod(predict.predict_ensemble)
+MissingValues = model.MissingValues  # a fitted strategy, as its model stores it (one class, both twins)
 
 
 def fit_missing(X, strategy: str = "learn") -> MissingValues:
@@ -70,10 +66,10 @@ def run_fit(engine: Engine, X, strategy: str) -> model.MissingValues:
     check_strategy(strategy)
     X = np.asarray(X)
     if strategy in SPLIT_STRATEGIES:
-        return _fitted(engine, strategy)
+        return model.MissingValues(strategy)
     fill = fill_values(X, "mean" if strategy == "iterative" else strategy)
     if strategy != "iterative":
-        return _fitted(engine, strategy, fill)
+        return model.MissingValues(strategy, fill)
     missing = np.isnan(X)  # (n, d)
     filled = np.where(missing, fill, X).astype(X.dtype)  # (n, d)
     targets = np.flatnonzero(missing.any(axis=0) & ~missing.all(axis=0))  # features to impute
@@ -86,14 +82,7 @@ def run_fit(engine: Engine, X, strategy: str) -> model.MissingValues:
         filled = refilled(filled, missing,
                           [(f, lambda A, m=m: engine.predict_ensemble(m, A)) for f, m in stage])
         imputers.append(stage)
-    return _fitted(engine, strategy, fill, imputers)
-
-
-def _fitted(engine: Engine, *args) -> model.MissingValues:
-    """A MissingValues whose imputers ``engine`` scores."""
-    fitted = model.MissingValues(*args)
-    fitted.scorer = engine.predict_ensemble
-    return fitted
+    return model.MissingValues(strategy, fill, imputers)
 
 
 def fill_values(X, strategy: str) -> np.ndarray:

@@ -29,9 +29,9 @@ from twinrank.reference.io.data import Dataset, query_folds, query_rows
 from twinrank.reference.rankers import classification
 from twinrank.reference.trees import predict
 
-__all__ = ["domain_scores", "augment", "model_features", "default_classifier", "KINDS"]
+__all__ = ["domain_scores", "augment", "model_features", "default_classifier", "SOURCE_OUTPUTS"]
 
-KINDS = ("Q", "P", "C")
+SOURCE_OUTPUTS = ("Q", "P", "C")
 
 
 def default_classifier():
@@ -85,7 +85,7 @@ def augment(target: Dataset, source: Dataset, top_fraction: float, *, scores,
     return _stacked([target, _rows_of(source, keep)])
 
 
-def model_features(model, X, kinds=KINDS):
+def model_features(model, X, kinds=SOURCE_OUTPUTS):
     """``X`` (a Dataset or an array (n_rows, n_features)) with the source model's outputs appended.
 
     Columns, in this order: ``"Q"`` the score; ``"P"`` one probability per label; ``"C"`` one
@@ -98,8 +98,8 @@ def model_features(model, X, kinds=KINDS):
 def features_with(predict_ensemble, expected_relevance, class_probabilities, model, X, kinds):
     """:func:`model_features` on a twin's scorers."""
     kinds = tuple(kinds)
-    if not kinds or any(k not in KINDS for k in kinds):
-        raise ParameterError(f"kinds must be some of {KINDS}, got {kinds!r}")
+    if not kinds or any(k not in SOURCE_OUTPUTS for k in kinds):
+        raise ParameterError(f"kinds must be some of {SOURCE_OUTPUTS}, got {kinds!r}")
     is_mcrank = hasattr(model, "classifiers")
     if not is_mcrank and set(kinds) - {"Q"}:
         raise ParameterError("'P' and 'C' are class probabilities: they need a McRank (classification) model")

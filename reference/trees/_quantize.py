@@ -34,7 +34,7 @@ Lea and Flood, OOPSLA 2014) on ``key + counter * 0x9E3779B97F4A7C15`` (wrapping 
 fast twin draw inside its parallel rounding pass, row by row, with the numbers of this
 module on any thread count; drawing the uniforms from the generator itself
 (``rng.random(m)``, twice, as twinrank did before) took half of the fast twin's
-10 ms of quantization at a million rows, on one thread. Turned off, nothing is
+quantization time. Turned off, nothing is
 drawn (the exact path's stream is unchanged).
 
 **Growing on integers.** The tree is grown on $\tilde g, \tilde h$: every histogram

@@ -23,9 +23,9 @@ from twinrank.reference.constants import LEAF
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.model import Ensemble, McRankModel, Tree
 
-__all__ = ["feature_importances", "tree_importances", "dump_tree", "dump_model", "KINDS"]
+__all__ = ["feature_importances", "tree_importances", "dump_tree", "dump_model", "IMPORTANCE_KINDS"]
 
-KINDS = ("split", "gain")
+IMPORTANCE_KINDS = ("split", "gain")
 
 
 def tree_importances(tree: Tree, n_features: int, kind: str = "gain") -> np.ndarray:
@@ -108,5 +108,5 @@ def _weighted_trees(model, include_init_model: bool = False) -> list:
 
 
 def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise ParameterError(f"importance kind must be one of {KINDS}, got {kind!r}")
+    if kind not in IMPORTANCE_KINDS:
+        raise ParameterError(f"importance kind must be one of {IMPORTANCE_KINDS}, got {kind!r}")

@@ -1,13 +1,16 @@
 """The "Read with the papers" pages: every excerpt's anchor resolves to lines of the reference."""
+import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "docs" / "tutorials"))
-from _papers import box, excerpt  # noqa: E402
+# by its path: docs/tutorials on sys.path would shadow packages (its lightgbm.py is a tutorial)
+_spec = importlib.util.spec_from_file_location("_papers", ROOT / "docs" / "tutorials" / "_papers.py")
+_papers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_papers)
+box, excerpt = _papers.box, _papers.excerpt
 
 ANCHOR = re.compile(r'"(twinrank\.reference\.[\w.]+:[^"]+)"')
 ANCHORS = sorted({(page.name, anchor) for page in (ROOT / "docs" / "papers").glob("*.md")

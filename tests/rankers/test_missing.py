@@ -86,14 +86,17 @@ def test_iterative_recovers_a_predictable_feature_and_twins_agree():
     a, b = ref.fit_missing(X_blank, "iterative"), fast.fit_missing(X_blank.copy(), "iterative")
     assert len(a.imputers) == ref.ITERATIVE_ROUNDS
     assert [f for f, _ in a.imputers[0]] == [1, 2]  # the features with missing and observed values
-    filled = a.transform(X_blank)
-    np.testing.assert_allclose(filled, b.transform(X_blank.copy()), rtol=0, atol=1e-6)
+    with pytest.raises(ParameterError, match="give the twin that scores them"):
+        a.transform(X_blank)
+    filled = a.transform(X_blank, ref_predict.predict_ensemble)
+    np.testing.assert_allclose(filled, b.transform(X_blank.copy(), fast_predict.predict_ensemble), rtol=0,
+                               atol=1e-6)
     np.testing.assert_array_equal(filled[~blank], X[~blank])
     mean_error = np.abs(ref.fit_missing(X_blank, "mean").transform(X_blank) - X)[blank[:, 1], 1]
     iterative_error = np.abs(filled - X)[blank[:, 1], 1]
     assert iterative_error.mean() < 0.1 * mean_error.mean()  # mean fill is off by ~2 on average
     again = ref.MissingValues.from_dict(json.loads(json.dumps(a.to_dict())))
-    np.testing.assert_array_equal(again.transform(X_blank), filled)
+    np.testing.assert_array_equal(again.transform(X_blank, ref_predict.predict_ensemble), filled)
 
 
 def test_model_without_missing_field_still_loads():
