@@ -11,7 +11,8 @@
 2. Keep the reference complete: every public module (no part of its path starts with ``_``)
    ``twinrank.<package>.<folder>.<name>`` must have a page
    ``docs/api/<package>/<folder>/<name>.md`` that renders ``::: twinrank.<package>.<folder>.<name>``,
-   or the build warns (and ``strict: true`` makes the warning an error).
+   or the build warns (and ``strict: true`` makes the warning an error). The command modules
+   of ``twinrank.cli`` are documented by their help, which ``docs/api/cli.md`` prints.
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ def on_files(files, config):
         for module in sorted((_root(config) / folder).rglob("*.py")):
             parts = [*filter(None, [package]), *module.relative_to(_root(config) / folder).with_suffix("").parts]
             if any(part.startswith("_") for part in parts) or "__pycache__" in module.parts:
+                continue
+            if parts[0] == "cli":  # the commands: docs/api/cli.md prints each one's --help
                 continue
             page, directive = f"api/{'/'.join(parts)}.md", f"::: twinrank.{'.'.join(parts)}"
             found = files.get_file_from_path(page)

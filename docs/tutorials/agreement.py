@@ -94,20 +94,21 @@ LAYERS = [  # (stage, test file, test): the twins compared stage by stage
      "test_same_seed_same_model_on_any_thread_count"),
     ("real data", "test_agreement_real.py", "test_twins_grow_the_same_trees_on_mq2008"),
 ]
-tests_by_file = {}
+tests_by_file, path_of = {}, {}
 for stage, file, test in LAYERS:
     if file not in tests_by_file:
-        module = ast.parse(Path("tests", file).read_text())
+        path_of[file] = next(Path("tests").rglob(file)).as_posix()  # tests/<folder>/<file>
+        module = ast.parse(Path(path_of[file]).read_text())
         tests_by_file[file] = {f.name for f in ast.walk(module)
                                if isinstance(f, ast.FunctionDef)}
-    assert test in tests_by_file[file], f"tests/{file} has no {test}: update this page"
-    print(f"{stage:>16}  tests/{file}::{test}")
+    assert test in tests_by_file[file], f"{path_of[file]} has no {test}: update this page"
+    print(f"{stage:>16}  {path_of[file]}::{test}")
 # --8<-- [end:layers]
 
 # --8<-- [start:files]
 def test_files(folder="tests"):
     """Per test file: name, docstring's first line, tests, uses hypothesis."""
-    for path in sorted(Path(folder).glob("test_*.py")):
+    for path in sorted(Path(folder).rglob("test_*.py")):
         module = ast.parse(path.read_text())
         doc = (ast.get_docstring(module) or "").split("\n")[0].replace("|", "\\|")
         tests = [f for f in ast.walk(module)
@@ -115,7 +116,7 @@ def test_files(folder="tests"):
         uses_hypothesis = any(isinstance(d, ast.Call)
                               and getattr(d.func, "id", "") == "given"
                               for f in tests for d in f.decorator_list)
-        yield path.name, doc, len(tests), uses_hypothesis
+        yield path.relative_to(folder).as_posix(), doc, len(tests), uses_hypothesis
 
 
 rows = list(test_files())
@@ -125,6 +126,6 @@ for name, doc, n, uses_hypothesis in rows:
 # --8<-- [end:files]
 
 # --8<-- [start:command]
-node_ids = " \\\n    ".join(f"tests/{file}::{test}" for _, file, test in LAYERS)
+node_ids = " \\\n    ".join(f"{path_of[file]}::{test}" for _, file, test in LAYERS)
 print(f"CI=true python -m pytest -q {node_ids}")
 # --8<-- [end:command]
