@@ -157,15 +157,19 @@ def count_window(a, b, query_offsets, active, lo, hi, boosting, n_bins, bin_lo, 
 
 
 @njit(parallel=True, cache=True)
-def window_events(a, b, gains, query_offsets, active, scale, discounts, lo, hi, boosting, expected, n_bins,
-                  bin_lo, bin_hi, slots_of_query, after, order, position_of):
+def window_events(lines, query_offsets, active, scale, window, slots_of_query, after, ranking):
     """Fill, sort and sweep every query's crossings of one window; one event per (alpha, query) group.
 
+    # IN  lines ``(a, b, gains, discounts, boosting, expected)``: the two rankers' scores, the gains
+    #     and discounts, the form and the tie rule; window ``(lo, hi, n_bins, bin_lo, bin_hi)``
+    # IN/OUT ranking ``(order, position_of)``: each query's ranking at the window's start, then after it
     # IN  slots_of_query (n_queries + 1,) int64: offsets of each query's crossings in the window
     #     after (n_queries,): each query's first crossing beyond the window (or hi)
     # OUT at, delta, point_delta (n_window,) float64; keep (n_window,) bool: event t of a query's
     #     slice is its t-th group (later slots unused); keep marks groups that change the metric
     """
+    a, b, _, _, boosting, _ = lines
+    lo, hi, n_bins, bin_lo, bin_hi = window
     n_queries = len(query_offsets) - 1
     total = slots_of_query[-1]
     alphas = np.empty(total)
@@ -182,9 +186,8 @@ def window_events(a, b, gains, query_offsets, active, scale, discounts, lo, hi, 
             _fill(a, b, query_offsets[q], query_offsets[q + 1], lo, hi, boosting, n_bins, bin_lo, bin_hi,
                   alphas[s0:s1], rows[s0:s1])
             by_alpha = np.argsort(alphas[s0:s1], kind="mergesort")
-            _sweep_query(q, a, b, gains, query_offsets, scale[q], discounts, boosting, expected, after[q],
-                         alphas[s0:s1], rows[s0:s1], by_alpha, order, position_of, buf,
-                         at[s0:s1], delta[s0:s1], point_delta[s0:s1], keep[s0:s1])
+            _sweep_query(q, lines, query_offsets, scale[q], after[q], alphas[s0:s1], rows[s0:s1], by_alpha,
+                         ranking, buf, (at[s0:s1], delta[s0:s1], point_delta[s0:s1], keep[s0:s1]))
     return at, delta, point_delta, keep
 
 
@@ -212,9 +215,10 @@ def _fill(a, b, row_lo, row_hi, lo, hi, boosting, n_bins, bin_lo, bin_hi, alphas
 
 
 @njit(cache=True)
-def _sweep_query(q, a, b, gains, query_offsets, scale, discounts, boosting, expected, after, alphas, rows,
-                 by_alpha, order, position_of, buf, at, delta, point_delta, keep):
-    """Twin of the reference's ``sweep_crossings`` for one query: re-rank each group of equal alpha, record its event."""
+def _sweep_query(q, lines, query_offsets, scale, after, alphas, rows, by_alpha, ranking, buf, events):
+    """Twin of the reference's ``sweep_crossings`` for one query: re-rank each group of equal alpha,
+    record its event in ``events`` ``(at, delta, point_delta, keep)``."""
+    at, delta, point_delta, keep = events
     group_rows, slots, old, new, score, block, sorted_rows, stamp = buf
     row_lo = query_offsets[q]
     n_events, s = 0, 0
@@ -230,10 +234,9 @@ def _sweep_query(q, a, b, gains, query_offsets, scale, discounts, boosting, expe
                     m += 1
             e += 1
         following = alphas[by_alpha[e]] if e < len(by_alpha) else after
-        change, at_point, changed = _regroup(group_rows[:m], slots[:m], old[:m], new[:m], score[:m], block[:m],
-                                             sorted_rows[:m], a, b, gains, discounts, row_lo,
-                                             0.5 * (alphas[by_alpha[e - 1]] + following), boosting, expected, order,
-                                             position_of)
+        group = (group_rows[:m], slots[:m], old[:m], new[:m], score[:m], block[:m], sorted_rows[:m])
+        mid = 0.5 * (alphas[by_alpha[e - 1]] + following)
+        change, at_point, changed = _regroup(group, lines, row_lo, mid, ranking)
         at[n_events], delta[n_events], point_delta[n_events] = alpha, change * scale, at_point * scale
         keep[n_events] = changed
         n_events += 1
@@ -244,14 +247,18 @@ def _sweep_query(q, a, b, gains, query_offsets, scale, discounts, boosting, expe
 
 
 @njit(cache=True)
-def _regroup(group_rows, slots, old, new, score, block, sorted_rows, a, b, gains, discounts, row_lo, mid,
-             boosting, expected, order, position_of):
+def _regroup(group, lines, row_lo, mid, ranking):
     """Re-rank one group among the slots it holds, by score at ``mid`` (ties by row id).
+
+    ``group``: the group's buffers ``(rows, slots, old, new, score, block, sorted_rows)``.
 
     Returns the DCG change on the next interval, the change from the interval before
     to the crossing point itself (tied blocks as in the reference's ``point_gains``),
     and whether any term of either is non-zero. Updates ``order`` and ``position_of``.
     """
+    group_rows, slots, old, new, score, block, sorted_rows = group
+    a, b, gains, discounts, boosting, expected = lines
+    order, position_of = ranking
     m = len(group_rows)
     for t in range(m):
         slots[t] = position_of[group_rows[t]]

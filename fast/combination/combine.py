@@ -70,9 +70,9 @@ def _window(lines: Lines, bin_lo: int, bin_hi: int, order, position_of):
     counts, after = kernels.count_window(*args)
     slots = np.r_[0, np.cumsum(counts)].astype(np.int64)  # (n_queries + 1,)
     at, delta, point_delta, keep = kernels.window_events(
-        lines.a, lines.b, lines.gains, lines.query_offsets, lines.active, lines.scale, lines.discounts, lines.lo,
-        lines.hi, lines.boosting, lines.expected, HISTOGRAM_BINS, bin_lo, bin_hi, slots, after, order,
-        position_of)
+        (lines.a, lines.b, lines.gains, lines.discounts, lines.boosting, lines.expected), lines.query_offsets,
+        lines.active, lines.scale, (lines.lo, lines.hi, HISTOGRAM_BINS, bin_lo, bin_hi), slots, after,
+        (order, position_of))
     by = np.argsort(at[keep], kind="stable")  # queries are laid out in order: (alpha, query) order
     return at[keep][by], delta[keep][by], point_delta[keep][by]
 

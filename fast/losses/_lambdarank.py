@@ -49,19 +49,20 @@ GRADE_GAINS = np.exp2(np.arange(float(N_GRADES))) - 1.0  # (N_GRADES,) 2^l - 1 o
 
 
 @njit(cache=True, nogil=True)
-def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, cutoff, linear_gain,
-                      l_max, sigma, truncation, normalize, on_grid, g, h, ranking):
+def lambdarank_kernel(first, last, y, scores, query_offsets, queries, options, on_grid, g, h, ranking):
     """Fill ``g`` and ``h`` at the rows of ``queries[first:last]`` (and ``ranking``, unless it is
     empty): one thread's share (``_threads.over_chunks``), with its own buffers.
 
     # IN  y, scores (n_rows,) float64; query_offsets (n_queries + 1,); queries (m,) unique
-    #     cutoff, truncation: ints, >= the largest query size for "none"
+    #     options ``(metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)``, as
+    #     :func:`query_lambdas` takes them; cutoff, truncation: ints, >= the largest query size for "none"
     # OUT g, h (n_rows,) float64; only rows of ``queries`` are written (zeroed first)
     # IN/OUT ranking (n_rows,) int64 or (0,): each query's rows in ranked order, the sort's
     #     starting point (``argsort_descending_from``) and its result
     # IN  on_grid: rank and pair the scores rounded to the tie grid (``objectives.on_grid``,
     #     exactly: ``rint(s * TIE_GRID) / TIE_GRID``), read per query into a buffer
     """
+    metric, cutoff, linear_gain, l_max, sigma, truncation, normalize = options
     keep = len(ranking) > 0
     max_size = np.int64(0)
     for i in range(first, last):

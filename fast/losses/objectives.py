@@ -84,10 +84,11 @@ def _lambdarank_into(y, scores, query_offsets, queries, options, g, h, ranking):
     if len(queries) != len(query_offsets) - 1:  # queries are unique: not all of them
         g.fill(0.0)  # the kernel writes only its queries' rows
         h.fill(0.0)
-    over_chunks(
-        lambdarank_kernel, len(queries), y, scores, query_offsets, queries, _METRIC_CODES[metric],
-        whole_list if k is None else int(k), gain == "linear", float(y.max(initial=0.0)), float(sigma),
-        whole_list if truncation is None else int(truncation), bool(normalize), bool(on_grid), g, h, ranking)
+    pair_options = (_METRIC_CODES[metric], whole_list if k is None else int(k), gain == "linear",
+                    float(y.max(initial=0.0)), float(sigma),
+                    whole_list if truncation is None else int(truncation), bool(normalize))
+    over_chunks(lambdarank_kernel, len(queries), y, scores, query_offsets, queries, pair_options,
+                bool(on_grid), g, h, ranking)
 
 
 class SquaredError(_reference.SquaredError):

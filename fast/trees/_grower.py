@@ -55,16 +55,16 @@ from twinrank.fast.trees._histogram import PARALLEL_WORK, SPARSE_RATIO, build_in
 from twinrank.fast.trees._packed_histogram import build_packed_into, packed_chunk
 from twinrank.fast.trees._partition import partition
 from twinrank.fast.trees._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
-from twinrank.fast.trees._split import best_split, left_stats, score
+from twinrank.fast.trees._split import SplitRules, best_split, left_stats, score
 from twinrank.reference.constants import N_SLOTS
 from twinrank.reference.trees.binning import MISSING_BIN
 
 GrowerData = namedtuple("GrowerData", ["bin_columns", "bin_rows", "gradients", "hessians", "rows", "n_bins",
                                        "feature_mask", "penalty", "skipping", "has_missing"])
-GrowerRules = namedtuple("GrowerRules", ["max_leaves", "max_depth", "min_rows", "min_hessian", "l2", "min_gain",
-                                         "gain_rtol", "separate", "n_threads"])
-NodeArrays = namedtuple("NodeArrays", ["feature", "bin_threshold", "left", "right", "missing", "value", "gain",
-                                       "count", "hessian_sum", "leaf_of_row"])
+GrowerRules = namedtuple("GrowerRules", ["max_leaves", "max_depth", "min_rows", "min_hessian", "l2",
+                                         "min_gain", "gain_rtol", "separate", "n_threads"])
+NodeArrays = namedtuple("NodeArrays", ["feature", "bin_threshold", "left", "right", "missing", "value",
+                                       "gain", "count", "hessian_sum", "leaf_of_row"])
 Workspace = namedtuple("Workspace", ["order0", "order1", "gh", "goes_left", "block_lefts", "hist"])
 Packing = namedtuple("Packing", ["g_int", "h_int", "g_levels", "h_levels", "max_chunk", "ihist", "pk",
                                  "active0", "active1"])
@@ -111,7 +111,8 @@ def grow(data, rules, out, work, packing):
     #     one grower per kind (None or the tuple) and prunes the other's histogram code, so the
     #     exact grower (``twinrank demo``'s helper process) compiles faster (``build``).
     """
-    bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty, skipping, has_missing = data
+    bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty, skipping, has_missing = (
+        data)
     max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, n_threads = rules
     feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum, leaf_of_row = out
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
@@ -172,10 +173,8 @@ def grow(data, rules, out, work, packing):
         build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians,
               *_summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
               skipping, _totals(root, g_sum, hessian_sum))
-        _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask,
-                  penalty, min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans,
-                  best, counts, counted, has_missing,
-                  _rows_of(root, bin_columns, n_rows, summed, proof))
+        _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules, gradient_noise, scans,
+                  best, counts, counted, _rows_of(root, bin_columns, n_rows, summed, proof))
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
@@ -230,15 +229,12 @@ def grow(data, rules, out, work, packing):
         parent_slot, slot[k] = slot[k], -1
         if n_leaves == max_leaves:
             break
-        _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, bin_columns,
-                          bin_rows, gradients, hessians, summed, depth, count,
-                          max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum,
-                          hessian_sum)
+        _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, data, rules, summed, depth,
+                          count, gh, packing, spare, g_sum, hessian_sum)
         for child in range(kl, kl + n_children):
             if slot[child] >= 0:
-                _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins,
-                          feature_mask, penalty, min_rows, min_hessian, l2, min_gain, gain_rtol,
-                          gradient_noise, separate, scans, best, counts, counted, has_missing,
+                _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules,
+                          gradient_noise, scans, best, counts, counted,
                           _rows_of(child, bin_columns, n_rows, summed, proof))
     if len(leaf_of_row) > 0:
         label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
@@ -259,15 +255,17 @@ def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
 
 
 @njit(cache=True, inline='always')
-def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, bin_columns,
-                      bin_rows, gradients, hessians, summed, depth, count,
-                      max_depth, min_rows, gh, n_threads, packing, spare, skipping, g_sum, hessian_sum):
+def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, data, rules, summed, depth,
+                      count, gh, packing, spare, g_sum, hessian_sum):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split.
 
     The child with the most rows to sum (``_summed``; ties: the last) takes the parent's slot
     minus its siblings' histograms, if it may be split; every other child that may be split is
     built (into the parent's slot when the largest does not need it).
     """
+    bin_columns, bin_rows, gradients, hessians, skipping = (data.bin_columns, data.bin_rows, data.gradients,
+                                                             data.hessians, data.skipping)
+    max_depth, min_rows, n_threads = rules.max_depth, rules.min_rows, rules.n_threads
     large = first
     for child in range(first + 1, first + n_children):
         if _n_summed(packing, child, summed) >= _n_summed(packing, large, summed):
@@ -314,12 +312,13 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
             zero_features(hist, 0, n_features)
             return
         chunk, c, k = packed_chunk(m, g_levels, h_levels, max_chunk)
+        packed, segment = (g_int, h_int, chunk, c, k), (order, start, stop)
         if skip and len(skipping[1]) < n_features:
-            build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop,
-                                  pk, n_threads, totals, skipping, parent, subtract)
+            build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals, skipping,
+                                  parent, subtract)
         else:
-            build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start,
-                              stop, pk, n_threads, parent, subtract, sparse_ratio)
+            build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent,
+                              subtract, sparse_ratio)
     elif skip:
         build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
                        totals, skipping, parent, subtract)
@@ -431,12 +430,14 @@ def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rt
 
 
 @njit(cache=True, inline='always')
-def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feature_mask, penalty,
-              min_rows, min_hessian, l2, min_gain, gain_rtol, gradient_noise, separate, scans, best,
-              counts, counted, has_missing, node):
+def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules, gradient_noise, scans, best,
+              counts, counted, node):
     """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
     ``min_gain`` (``best_split``, counting the node's rows, ``node``, where a candidate needs
     it); free its histogram if neither does."""
+    n_bins, feature_mask, penalty, has_missing = (data.n_bins, data.feature_mask, data.penalty,
+                                                  data.has_missing)
+    _, _, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, _ = rules
     gains, bins, sides, _ = scans
     counted[:] = False
     best_gain, best_feature, best_bin, best_side = best
@@ -445,9 +446,10 @@ def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, n_bins, feat
             best_gain[1, k], best_feature[1, k] = best_gain[0, k], best_feature[0, k]
             best_bin[1, k], best_side[1, k] = best_bin[0, k], best_side[0, k]
             break
-        f = best_split(hist[slot[k]], g_sum[k], hessian_sum[k], np.float64(count[k]), n_bins,
-                       feature_mask[k], penalty, min_rows, min_hessian, l2, separate and row == 0,
-                       min_gain, gain_rtol, gradient_noise, scans, counts, counted, has_missing, node)
+        split_rules = SplitRules(min_rows, min_hessian, l2, separate and row == 0, min_gain, gain_rtol)
+        f = best_split(hist[slot[k]], (g_sum[k], hessian_sum[k], np.float64(count[k])), n_bins,
+                       feature_mask[k], penalty, split_rules, gradient_noise, scans, counts, counted,
+                       has_missing, node)
         if f >= 0:
             best_gain[row, k], best_feature[row, k] = gains[f], f
             best_bin[row, k], best_side[row, k] = bins[f], sides[f]

@@ -79,18 +79,21 @@ def packed_chunk(m, g_levels, h_levels, max_chunk):
 
 
 @njit(cache=True)
-def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c, k, order, start, stop,
-                      pk, n_threads, parent, subtract, sparse_ratio):
+def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent, subtract,
+                      sparse_ratio):
     """Overwrite ``hist`` with the exact sums over ``order[start:stop]``, summed packed in the
     layout ``(c, k)`` (:func:`packed_layout`), ``chunk`` rows at a time; if ``subtract``, also
     ``parent -= hist``. A node under ``1 / sparse_ratio`` of the rows takes the row pass.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
-    #     g_int (n_rows,) int8, h_int (n_rows,) uint8; order (m,) row ids
+    #     packed ``(g_int (n_rows,) int8, h_int (n_rows,) uint8, chunk, c, k)``;
+    #     segment ``(order (m,) row ids, start, stop)``
     # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
     # BUF ihist (n_threads, d, FEATURE_SLOTS) int64 (slots 256.. unused, as ``_histogram``'s padding);
     #     pk (m,) int64, positions [start, stop) overwritten
     """
+    g_int, h_int, chunk, c, k = packed
+    order, start, stop = segment
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size
@@ -109,10 +112,10 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, g_int, h_int, chunk, c
         for i in range(start, stop):
             pk[i] = pack(g_int, h_int, order[i], c, k)
         _packed_task(np.int64(0), np.int64(1), hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
-                     order, start, stop, pk, np.int64(chunk), c, k, parent, subtract)
+                     segment, pk, (np.int64(chunk), c, k), parent, subtract)
     else:
-        _packed_parallel(hist, ihist[0], bin_columns, bin_rows, sparse, in_order, g_int, h_int,
-                         np.int64(chunk), c, k, order, start, stop, pk, n_tasks, parent, subtract)
+        _packed_parallel(hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
+                         (g_int, h_int, np.int64(chunk), c, k), segment, pk, n_tasks, parent, subtract)
 
 
 @njit(cache=True, inline='always')
@@ -164,20 +167,24 @@ def unpack_add(hist, ihist, first, last, c, k):
 
 
 @njit(parallel=True, cache=True)
-def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, g_int, h_int, chunk, c, k,
-                     order, start, stop, pk, n_tasks, parent, subtract):
+def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, packed, segment, pk, n_tasks,
+                     parent, subtract):
+    g_int, h_int, chunk, c, k = packed
+    order, start, stop = segment
     for i in prange(start, stop):
         pk[i] = pack(g_int, h_int, order[i], c, k)
     for task in prange(n_tasks):
         _packed_task(np.int64(task), n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order,
-                     order, start, stop, pk, chunk, c, k, parent, subtract)
+                     segment, pk, (chunk, c, k), parent, subtract)
 
 
 @njit(cache=True)
-def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order, order, start,
-                 stop, pk, chunk, c, k, parent, subtract):
+def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order, segment, pk, chunking,
+                 parent, subtract):
     """One task's features ``[first, last)``: per chunk of rows, zero, sum packed, unpack and add;
-    then subtract from the parent."""
+    then subtract from the parent. ``segment``: ``(order, start, stop)``; ``chunking``: ``(chunk, c, k)``."""
+    order, start, stop = segment
+    chunk, c, k = chunking
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0

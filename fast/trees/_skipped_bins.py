@@ -176,17 +176,20 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
 
 
 @njit(parallel=True, cache=True)
-def build_packed_skipping(hist, ihist, bin_columns, g_int, h_int, chunk, c, k, order, start, stop, pk,
-                          n_threads, totals, layout, parent, subtract):
+def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals, layout, parent,
+                          subtract):
     """Quantized training's twin of :func:`build_skipping`: rows packed into int64 as
     ``_packed_histogram.build_packed_into`` does, ``chunk`` rows at a time. Integer sums do not
     depend on their order, so the entries are cut into one share of rows per task (each into
     its own ``ihist[task]``), as the thread count has it; the skipped slot is exact.
 
-    # IN  as ``build_packed_into``, plus totals (G, H) of the node and layout (:func:`sparse_rows`)
+    # IN  as ``build_packed_into`` (packed ``(g_int, h_int, chunk, c, k)``, segment ``(order, start, stop)``),
+    #     plus totals (G, H) of the node and layout (:func:`sparse_rows`)
     # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
     # BUF ihist (n_threads, d, FEATURE_SLOTS) int64; pk (m,) int64, positions [start, stop) overwritten
     """
+    g_int, h_int, chunk, c, k = packed
+    order, start, stop = segment
     skip, dense, entry_start, entries = layout
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, len(ihist)))

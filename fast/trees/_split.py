@@ -42,11 +42,17 @@ the arithmetic is written in the reference's order and never uses fastmath.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from twinrank.fast.trees._counts import enough_rows, missing_rows
 from twinrank.reference.trees.binning import MISSING_BIN
+
+# What a node's split search obeys: the leaf minimums, L2, whether three-way candidates exist,
+# the gain to beat and the tie tolerance (:func:`best_split`).
+SplitRules = namedtuple("SplitRules", ["min_rows", "min_hessian", "l2", "three_way", "min_gain", "rtol"])
 
 
 @njit(cache=True, inline='always')
@@ -141,8 +147,8 @@ def _scan_three_way(slots, counts, counted, n_bins, g, h, c, c_miss, parent_scor
 
 
 @njit(cache=True)
-def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l2, three_way,
-               min_gain, rtol, gradient_noise, scans, counts, counted, has_missing, node):
+def best_split(hist, node_sums, n_bins, allowed, penalty, rules, gradient_noise, scans, counts, counted,
+               has_missing, node):
     """The feature of the node's best split, -1 if no valid candidate's gain beats ``min_gain``
     plus the tie tolerance and ``score(gradient_noise, h, l2)`` (the reference's ``rounding_gain``);
     its gain, bin, side: in the ``scans`` buffers at that feature.
@@ -150,10 +156,11 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     Scans the features one after the other on the calling thread, then takes the maximum
     and the tied choice, each checked for its rows (module docstring).
 
-    # IN  hist (d, >= 256, >= 2): g, h first; n_bins (d,); allowed (d,) bool; penalty (d,);
-    #     three_way: separate mode's three-way candidates where a feature's missing rows can
-    #     make a child;
-    #     rtol: twinrank.reference.trees.tree.GAIN_TIE_RTOL; gradient_noise: rtol * sum |g| of the tree
+    # IN  hist (d, >= 256, >= 2): g, h first; node_sums: the node's (G, H, n); n_bins (d,);
+    #     allowed (d,) bool; penalty (d,); rules (:data:`SplitRules`): min_rows, min_hessian, l2,
+    #     three_way (separate mode's three-way candidates where a feature's missing rows can make a
+    #     child), min_gain, rtol (twinrank.reference.trees.tree.GAIN_TIE_RTOL);
+    #     gradient_noise: rtol * sum |g| of the tree
     # BUF scans: ``(gains (d,) float64, bins (d,) int64, sides (d,) int64, exact (d,) bool)``, the
     #     per-feature bests (exact: not an upper bound)
     # IN/OUT counts (d, >= 256) float64, counted (d,) bool: each feature's rows per bin, where known;
@@ -162,6 +169,8 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     #     ``(bin_columns, n_rows, order, start, stop, h_max, slack, more, more_start, more_stop)``
     #     (``_counts.missing_rows``)
     """
+    g, h, c = node_sums
+    min_rows, min_hessian, l2, three_way, min_gain, rtol = rules
     gains, bins, sides, exact = scans
     parent_score = score(g, h, l2)
     n_features = len(allowed)
@@ -170,9 +179,8 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     for f in range(n_features):
         gains[f], bins[f], sides[f] = -np.inf, -1, 0
         if allowed[f]:
-            gains[f], bins[f], sides[f] = _scan(f, hist, g, h, c, n_bins, parent_score, penalty, min_rows,
-                                                min_hessian, l2, three_way, np.inf, counts, counted,
-                                                has_missing, node)
+            gains[f], bins[f], sides[f] = _scan(f, hist, node_sums, n_bins, parent_score, penalty, rules,
+                                                np.inf, counts, counted, has_missing, node)
         exact[f] = counted[f]
     while True:  # the maximum, exact
         top = 0
@@ -182,9 +190,8 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
         if gains[top] == -np.inf or exact[top]:
             break
         if not _checked(top, bins[top], sides[top], hist, h, c, min_rows, counts, counted, node):
-            gains[top], bins[top], sides[top] = _scan(top, hist, g, h, c, n_bins, parent_score, penalty,
-                                                      min_rows, min_hessian, l2, three_way, np.inf, counts,
-                                                      counted, has_missing, node)
+            gains[top], bins[top], sides[top] = _scan(top, hist, node_sums, n_bins, parent_score, penalty,
+                                                      rules, np.inf, counts, counted, has_missing, node)
         exact[top] = True
     best = gains[top]
     scale = abs(best) + parent_score
@@ -194,24 +201,26 @@ def best_split(hist, g, h, c, n_bins, allowed, penalty, min_rows, min_hessian, l
     f = 0
     while f < n_features:
         if gains[f] >= floor:  # the first feature with a tied candidate: its first one
-            gain, b, side = _scan(f, hist, g, h, c, n_bins, parent_score, penalty, min_rows, min_hessian,
-                                  l2, three_way, floor, counts, counted, has_missing, node)
+            gain, b, side = _scan(f, hist, node_sums, n_bins, parent_score, penalty, rules, floor, counts,
+                                  counted, has_missing, node)
             if counted[f] or _checked(f, b, side, hist, h, c, min_rows, counts, counted, node):
                 gains[f], bins[f], sides[f] = gain, b, side
                 return f
-            gains[f], bins[f], sides[f] = _scan(f, hist, g, h, c, n_bins, parent_score, penalty, min_rows,
-                                                min_hessian, l2, three_way, np.inf, counts, counted,
-                                                has_missing, node)  # counted now: maybe below the floor
+            gains[f], bins[f], sides[f] = _scan(f, hist, node_sums, n_bins, parent_score, penalty, rules,
+                                                np.inf, counts, counted, has_missing,
+                                                node)  # counted now: maybe below the floor
         else:
             f += 1
     return -1
 
 
 @njit(cache=True)
-def _scan(f, hist, g, h, c, n_bins, parent_score, penalty, min_rows, min_hessian, l2, three_way, floor,
-          counts, counted, has_missing, node):
+def _scan(f, hist, node_sums, n_bins, parent_score, penalty, rules, floor, counts, counted, has_missing,
+          node):
     """``scan_feature`` of feature ``f`` with what is known of its rows (counted, or its missing
     rows proven or counted: ``_counts.missing_rows``)."""
+    g, h, c = node_sums
+    min_rows, min_hessian, l2, three_way, _, _ = rules
     c_miss, counted[f] = missing_rows(f, hist[f], has_missing[f], three_way, min_rows, counts[f], counted[f],
                                       node)
     return scan_feature(hist[f], counts[f], counted[f], n_bins[f], g, h, c, c_miss, parent_score,

@@ -29,7 +29,7 @@ from twinrank.fast.trees._layout import bin_layouts, missing_mask, sparse_layout
 from twinrank.fast.trees._partition import PARTITION_BLOCK
 from twinrank.fast.trees._quantize_kernels import quantize_gradients, refit
 from twinrank.fast.trees._skipped_bins import all_dense
-from twinrank.fast.trees._split import best_split
+from twinrank.fast.trees._split import SplitRules, best_split
 from twinrank.reference.constants import COUNT, LEAF, MISSING_BIN, N_SLOTS, G, H
 from twinrank.reference.io.model import Tree
 from twinrank.reference.params import TreeParams
@@ -80,7 +80,8 @@ def _packing(quantized: QuantizedGradients, job) -> Packing:
     chunk and the buffers (``_grower.grow``)."""
     m, (n_rows, n_features) = len(job.rows), job.binned.shape
     return Packing(g_int=quantized.gradients, h_int=quantized.hessians,
-                   g_levels=np.int64(2 ** (quantized.bits - 1) - 1), h_levels=np.int64(2 ** quantized.bits - 1),
+                   g_levels=np.int64(2 ** (quantized.bits - 1) - 1),
+                   h_levels=np.int64(2 ** quantized.bits - 1),
                    max_chunk=np.int64(PACKED_CHUNK_ROWS),
                    ihist=empty("ihist", (numba.get_num_threads(), n_features, FEATURE_SLOTS), np.int64),
                    pk=empty("pk", (m,), np.int64),  # (m,) a node's gathered packed integers
@@ -96,7 +97,8 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     n_nodes_max = params.max_nodes
     nodes = _leaf_arrays(n_nodes_max)
     bin_columns, bin_rows = _flat_layouts(job.binned)
-    data = GrowerData(bin_columns=bin_columns, bin_rows=bin_rows, gradients=np.ascontiguousarray(job.gradients),
+    data = GrowerData(bin_columns=bin_columns, bin_rows=bin_rows,
+                      gradients=np.ascontiguousarray(job.gradients),
                       hessians=np.ascontiguousarray(job.hessians), rows=job.rows, n_bins=job.n_bins,
                       feature_mask=np.ascontiguousarray(job.feature_mask), penalty=job.penalty,
                       skipping=sparse_layout(job.binned), has_missing=missing_mask(job.binned))
@@ -190,11 +192,12 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     g, h, c = (float(v) for v in totals)
     counts = np.ascontiguousarray(hist[:, :, COUNT])  # every feature counted: no row is read
     no_rows = (np.empty(0, np.uint8), 0, np.empty(0, np.int32), 0, 0, -1.0, 0.0, np.empty(0, np.int32), 0, 0)
-    f = best_split(hist, g, h, c, np.asarray(n_bins, dtype=np.int64),
-                   np.asarray(allowed, dtype=bool), np.asarray(penalty, dtype=np.float64),
-                   min_rows, float(params.min_hessian_in_leaf), float(params.lambda_l2),
-                   params.missing_split == "separate" and not two_way,
-                   float(params.min_gain_to_split), GAIN_TIE_RTOL, float(gradient_noise), scans, counts,
+    rules = SplitRules(min_rows=int(min_rows), min_hessian=float(params.min_hessian_in_leaf),
+                       l2=float(params.lambda_l2),
+                       three_way=params.missing_split == "separate" and not two_way,
+                       min_gain=float(params.min_gain_to_split), rtol=GAIN_TIE_RTOL)
+    f = best_split(hist, (g, h, c), np.asarray(n_bins, dtype=np.int64), np.asarray(allowed, dtype=bool),
+                   np.asarray(penalty, dtype=np.float64), rules, float(gradient_noise), scans, counts,
                    np.ones(n_features, dtype=bool), counts[:, MISSING_BIN] > 0, no_rows)
     if f < 0:
         return None

@@ -194,3 +194,35 @@ def test_pyproject_lists_every_package():
     found = {".".join(["twinrank", *filter(None, [PACKAGES[folder]]), *init.parent.relative_to(ROOT / folder).parts])
              for folder in PACKAGES for init in (ROOT / folder).rglob("__init__.py")}
     assert listed == found
+
+
+def _functions(folder: str):
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            source = path.read_text()
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield path, source, node
+
+
+def test_no_function_takes_more_than_16_positional_arguments():
+    """Estimator constructors aside (one keyword per parameter), 16 positional and 24 arguments in
+    all at most: a kernel takes named tuples of what belongs together (``_grower.GrowerData``)."""
+    crowded = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"
+               for folder in PACKAGES for path, _, node in _functions(folder) if node.name != "__init__"
+               for positional in [len(node.args.posonlyargs) + len(node.args.args)]
+               if positional > 16 or positional + len(node.args.kwonlyargs) > 24]
+    assert not crowded, crowded
+
+
+def test_every_reference_function_reads_in_one_screen():
+    """At most 60 lines of code (no docstring, blank or comment line) per function of the reference."""
+    long = []
+    for path, source, node in _functions("reference"):
+        body = node.body[1:] if ast.get_docstring(node, clean=False) is not None else node.body
+        start = body[0].lineno if body else node.end_lineno
+        code = [line for line in source.splitlines()[start - 1:node.end_lineno]
+                if line.strip() and not line.strip().startswith("#")]
+        if len(code) > 60:
+            long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({len(code)} lines)")
+    assert not long, long
