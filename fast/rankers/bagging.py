@@ -4,14 +4,20 @@ from __future__ import annotations
 from twinrank.fast.engine import FAST
 from twinrank.fast.rankers.lambdamart import LambdaMART
 from twinrank.reference.rankers import bagging as _reference
-from twinrank.reference.rankers.bagging import ALGORITHM, BagModel, member_queries, member_seeds, scores_on
+from twinrank.reference.rankers.bagging import (
+    ALGORITHM,
+    BagModel,
+    member_queries,
+    member_seeds,
+    run_bag_scores,
+)
 
 __all__ = ["BLMART", "BagModel", "bag_scores", "member_seeds", "member_queries", "ALGORITHM"]
 
 
 def bag_scores(model: BagModel, X, query_offsets):
     """The bag's score of every row of ``X`` (queries by ``query_offsets``), on this twin."""
-    return scores_on(FAST, model, X, query_offsets)
+    return run_bag_scores(FAST, model, X, query_offsets)
 
 
 class BLMART(_reference.BLMART):

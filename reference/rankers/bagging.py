@@ -64,10 +64,10 @@ def member_queries(member_seed: int, n_queries: int, query_fraction: float) -> n
 
 def bag_scores(model: BagModel, X, query_offsets) -> np.ndarray:
     """The bag's score of every row of ``X`` (queries by ``query_offsets``), on this twin."""
-    return scores_on(REFERENCE, model, X, query_offsets)
+    return run_bag_scores(REFERENCE, model, X, query_offsets)
 
 
-def scores_on(engine, model: BagModel, X, query_offsets) -> np.ndarray:
+def run_bag_scores(engine, model: BagModel, X, query_offsets) -> np.ndarray:
     """The members' scores on ``engine``, combined per query by the bag's rule."""
     X = dense_features(X)
     members = np.stack([engine.predict_ensemble(member, X) for member in model.members])  # (B, n)
@@ -191,7 +191,8 @@ class BLMART(LambdaMART):
             raise ParameterError("BLMART combines its members' scores per query (min-max, Borda): pass a "
                                  "Dataset or qid=, the query of every row (rows of a query contiguous)")
         with self.engine.threads(self.n_threads):
-            return scores_on(self.engine, self._fitted_model(), X.X if isinstance(X, Dataset) else X, offsets)
+            rows = X.X if isinstance(X, Dataset) else X
+            return run_bag_scores(self.engine, self._fitted_model(), rows, offsets)
 
     def score(self, X, y=None, qid=None) -> float:
         """Mean NDCG@10 over the queries, as every estimator's ``score`` (the queries reach ``predict``)."""
