@@ -4,13 +4,17 @@ r"""The course's reference solutions: one self-contained NumPy function per exer
 (with ``import numpy as np`` above it); ``twinrank exercise start NAME DIR`` writes its
 signature and docstring with the body replaced by ``raise NotImplementedError``. So each
 docstring is the exercise's statement: the math, the paper's equation, the tie rule and
-what the edge cases return. Every function uses NumPy only and no helper outside itself.
+what the edge cases return. Every function uses NumPy only and no helper outside itself; where the
+reference itself has such a function for the exercise (``minmax_per_query``), the solution is the
+reference's function, not a third implementation.
 
 The grader never trusts these: ``twinrank exercise check`` compares a file against the
 *fast* twin (``_twinrank/grading/exercises.py`` names the function each exercise is graded by), and
 ``tests/grading/test_exercises.py`` checks that each solution passes there.
 """
 import numpy as np
+
+from twinrank.reference.combination import bag_rules
 
 # ---------------------------------------------------------------- lesson 1: metrics
 
@@ -494,32 +498,5 @@ def paired_t_statistic(a, b):
 
 # ---------------------------------------------------------------- lesson 7: bagging
 
-def minmax_per_query(scores, query_offsets):
-    r"""BL-MART's per-query normalisation of a bag's member scores (Ganjisaffar, Caruana & Lopes 2011, Sec. 3.3).
-
-    Each member $m$'s scores are mapped to $[0, 1]$ inside each query $q$:
-
-    $$\tilde s_{mi} = \frac{s_{mi} - \min_{j \in q} s_{mj}}{\max_{j \in q} s_{mj} - \min_{j \in q} s_{mj}},$$
-
-    and to $\tfrac12$ where the member scores every document of the query alike (a
-    constant, or a one-document query): such a member ranks nothing there.
-
-    Parameters
-    ----------
-    scores : float64 array (B, n), one row per member
-    query_offsets : int64 array (n_queries + 1,), query q owns columns
-        ``query_offsets[q]:query_offsets[q + 1]`` (empty queries allowed)
-
-    Returns
-    -------
-    float64 array (B, n)
-    """
-    out = np.empty_like(scores, dtype=np.float64)
-    for start, stop in zip(query_offsets[:-1], query_offsets[1:]):
-        if stop == start:  # an empty query
-            continue
-        block = scores[:, start:stop]  # (B, n_q)
-        low = block.min(axis=1, keepdims=True)
-        span = block.max(axis=1, keepdims=True) - low
-        out[:, start:stop] = np.where(span > 0, (block - low) / np.where(span > 0, span, 1.0), 0.5)
-    return out
+# The reference's own function is this exercise's solution (and its docstring the statement).
+minmax_per_query = bag_rules.minmax_per_query

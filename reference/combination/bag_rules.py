@@ -1,6 +1,6 @@
 r"""How a bag combines its members' scores, per query: min-max then mean, plain mean, Borda count.
 
-BL-MART (Ganjisaffar, Caruana & Lopes, SIGIR 2011, Sec. 3.3) averages $B$ sub-models.
+BL-MART (Ganjisaffar, Caruana & Lopes, SIGIR 2011, Sec. 3.5) averages $B$ sub-models.
 Their raw scores live on different scales (each saw another sample of queries), so
 the paper normalises each member's scores **per query** to $[0, 1]$ before the mean:
 
@@ -50,15 +50,34 @@ def combine_scores(scores, query_offsets, rule: str = "minmax") -> np.ndarray:
 
 
 # --8<-- [start:minmax_per_query]
-def minmax_per_query(scores: np.ndarray, query_offsets: np.ndarray) -> np.ndarray:
-    r"""Each member's scores mapped to $[0, 1]$ within each query; $\tfrac12$ where they are constant."""
-    out = np.empty_like(scores)
+def minmax_per_query(scores, query_offsets):
+    r"""BL-MART's per-query normalisation of a bag's member scores (Ganjisaffar, Caruana & Lopes 2011, Sec. 3.5).
+
+    Each member $m$'s scores are mapped to $[0, 1]$ inside each query $q$:
+
+    $$\tilde s_{mi} = \frac{s_{mi} - \min_{j \in q} s_{mj}}{\max_{j \in q} s_{mj} - \min_{j \in q} s_{mj}},$$
+
+    and to $\tfrac12$ where the member scores every document of the query alike (a
+    constant, or a one-document query): such a member ranks nothing there.
+
+    Parameters
+    ----------
+    scores : float64 array (B, n), one row per member
+    query_offsets : int64 array (n_queries + 1,), query q owns columns
+        ``query_offsets[q]:query_offsets[q + 1]`` (empty queries allowed)
+
+    Returns
+    -------
+    float64 array (B, n)
+    """
+    out = np.empty_like(scores, dtype=np.float64)
     for start, stop in zip(query_offsets[:-1], query_offsets[1:]):
+        if stop == start:  # an empty query
+            continue
         block = scores[:, start:stop]  # (B, n_q)
         low = block.min(axis=1, keepdims=True)
         span = block.max(axis=1, keepdims=True) - low
-        safe = np.where(span > 0, span, 1.0)
-        out[:, start:stop] = np.where(span > 0, (block - low) / safe, 0.5)
+        out[:, start:stop] = np.where(span > 0, (block - low) / np.where(span > 0, span, 1.0), 0.5)
     return out
 # --8<-- [end:minmax_per_query]
 
