@@ -1,20 +1,35 @@
-r"""The course's reference solutions: one self-contained NumPy function per exercise.
+r"""The course's solutions: each is the reference twin's own function, never a third implementation.
 
-``twinrank exercise solve NAME DIR`` writes a function of this module into ``DIR/NAME.py``
-(with ``import numpy as np`` above it); ``twinrank exercise start NAME DIR`` writes its
-signature and docstring with the body replaced by ``raise NotImplementedError``. So each
-docstring is the exercise's statement: the math, the paper's equation, the tie rule and
-what the edge cases return. Every function uses NumPy only and no helper outside itself; where the
-reference itself has such a function for the exercise (``minmax_per_query``), the solution is the
-reference's function, not a third implementation.
+The rule: an exercise's solution is the reference function that computes the same thing.
 
-The grader never trusts these: ``twinrank exercise check`` compares a file against the
-*fast* twin (``_twinrank/grading/exercises.py`` names the function each exercise is graded by), and
-``tests/grading/test_exercises.py`` checks that each solution passes there.
+* Where the exercise *is* a reference function (its name, signature and docstring:
+  ``minmax_per_query``), the solution is that function, imported.
+* Where the exercise is a special case of one (one query of a per-query metric, one column
+  of the binning, one seed's generator, node arrays instead of a ``Tree``) or has its
+  contract under another name, the solution is a short adapter: it builds the reference
+  function's arguments from the exercise's, calls it once and takes out the part the exercise
+  asks for, as :mod:`~twinrank.grading._oracles` does with the fast twin.
+
+So a solution is right for the reason the grader is: the project keeps the reference in agreement
+with the fast twin that grades it (``Exercise.registry``), and there is no third copy of the math to
+check. An adapter's docstring is the exercise's statement (the math, the paper's equation, the tie
+rule, the edge cases), its description ending with the reference function it calls (the stub names
+it too, as the grader's report names the fast one). ``twinrank exercise start NAME DIR`` writes a
+function's signature and docstring with the body ``raise NotImplementedError``; ``twinrank exercise
+solve NAME DIR`` writes the function with the import lines of the reference modules it calls
+(:func:`~twinrank.grading.exercises.solution_source`). ``tests/grading/test_exercises.py`` checks
+that every solution is or calls a reference function and passes its exercise.
 """
 import numpy as np
 
+from twinrank.reference import sampling
 from twinrank.reference.combination import bag_rules
+from twinrank.reference.evaluation import metrics, stats
+from twinrank.reference.evaluation.conventions import Convention
+from twinrank.reference.io.model import Tree
+from twinrank.reference.losses import _query_pairs, objectives
+from twinrank.reference.params import TreeParams
+from twinrank.reference.trees import binning, predict, tree
 
 # ---------------------------------------------------------------- lesson 1: metrics
 
@@ -34,6 +49,9 @@ def dcg(labels, scores, k=None, gain="exp2", discount="log2"):
     * discount ``"log2"``: $d(r) = 1 / \log_2(1 + r)$; ``"jarvelin"``: the original
       $d(r) = 1$ for $r \le 2$, then $1 / \log_2 r$ (LETOR's Eval-Score-4.0.pl).
 
+    The solution is the reference twin's ``twinrank.reference.evaluation.metrics.dcg`` of one
+    query (``query_offsets = [0, n]``) under ``Convention(gain=gain, discount=discount)``.
+
     Parameters
     ----------
     labels : float64 array (n,), graded relevance 0, 1, 2, ...
@@ -46,22 +64,8 @@ def dcg(labels, scores, k=None, gain="exp2", discount="log2"):
     -------
     float: the DCG@k (0.0 for a query without documents).
     """
-    labels = np.asarray(labels, dtype=np.float64)
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")  # (n,) best first
-    ranked = labels[order]  # (n,) labels in ranked order
-    if gain == "exp2":
-        gains = np.exp2(ranked) - 1.0
-    elif gain == "linear":
-        gains = ranked
-    else:
-        gains = np.where(ranked == 1.0, 1.0, np.where(ranked == 2.0, 3.0, 0.0))
-    r = np.arange(1, len(ranked) + 1, dtype=np.float64)  # (n,) 1-based ranks
-    if discount == "log2":
-        discounts = 1.0 / np.log2(1.0 + r)
-    else:
-        discounts = 1.0 / np.log2(np.maximum(r, 2.0))
-    top = r <= (len(r) if k is None else k)  # (n,) within the cutoff
-    return float(np.sum(np.where(top, gains * discounts, 0.0)))
+    return metrics.dcg(labels, scores, np.array([0, len(labels)]), k=k,
+                       convention=Convention(gain=gain, discount=discount))[0]
 
 
 def average_precision(labels, scores, k=None):
@@ -77,6 +81,9 @@ def average_precision(labels, scores, k=None):
     relevant document scores 0 (RankLib's rule; LightGBM's would be 1 and its divisor
     $\min(k, R)$: see the Metrics page).
 
+    The solution is the reference twin's ``twinrank.reference.evaluation.metrics.average_precision``
+    of one query under RankLib's convention (``convention="ranklib"``).
+
     Parameters
     ----------
     labels, scores : float64 arrays (n,)
@@ -86,15 +93,7 @@ def average_precision(labels, scores, k=None):
     -------
     float
     """
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    relevant = np.asarray(labels, dtype=np.float64)[order] > 0  # (n,) ranked order
-    n_relevant = relevant.sum()
-    if n_relevant == 0:
-        return 0.0
-    r = np.arange(1, len(relevant) + 1)  # (n,) 1-based ranks
-    precision_at_r = np.cumsum(relevant) / r  # (n,) P@r
-    top = r <= (len(r) if k is None else k)
-    return float(np.sum(precision_at_r[relevant & top]) / n_relevant)
+    return metrics.average_precision(labels, scores, np.array([0, len(labels)]), k=k, convention="ranklib")[0]
 
 
 def err(labels, scores, k=None, max_label=4.0):
@@ -107,6 +106,9 @@ def err(labels, scores, k=None, max_label=4.0):
 
     Rank by descending score, ties in input order.
 
+    The solution is the reference twin's ``twinrank.reference.evaluation.metrics.err`` of one
+    query under ``Convention(err_max_label=max_label)``.
+
     Parameters
     ----------
     labels, scores : float64 arrays (n,); every label <= max_label
@@ -117,12 +119,8 @@ def err(labels, scores, k=None, max_label=4.0):
     -------
     float (0.0 when no document has a positive label)
     """
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    stop = (np.exp2(np.asarray(labels, dtype=np.float64)[order]) - 1.0) / np.exp2(max_label)  # (n,) R_r
-    reach = np.concatenate(([1.0], np.cumprod(1.0 - stop)[:-1]))  # (n,) prod_{m < r} (1 - R_m)
-    r = np.arange(1, len(stop) + 1)
-    top = r <= (len(r) if k is None else k)
-    return float(np.sum(np.where(top, stop * reach / r, 0.0)))
+    return metrics.err(labels, scores, np.array([0, len(labels)]), k=k,
+                       convention=Convention(err_max_label=max_label))[0]
 
 
 # ---------------------------------------------------------------- lesson 2: trees and histograms
@@ -146,6 +144,9 @@ def bin_thresholds(column, max_bins):
     histogram algorithm). A constant or all-NaN column has no threshold.
     Compute a midpoint as ``0.5 * a + 0.5 * b``.
 
+    The solution is the reference twin's ``twinrank.reference.trees.binning.bin_thresholds`` of
+    the one-column matrix ``column[:, None]``: its only array.
+
     Parameters
     ----------
     column : float32 array (n,), NaN = missing
@@ -155,13 +156,7 @@ def bin_thresholds(column, max_bins):
     -------
     float64 array (at most max_bins - 1,)
     """
-    present = np.sort(column[~np.isnan(column)].astype(np.float64))  # (n,) the s_i
-    distinct = np.unique(present)  # (m + 1,) the u_i
-    if len(distinct) <= max_bins:
-        return np.unique(0.5 * distinct[:-1] + 0.5 * distinct[1:])
-    p = (len(present) - 1) * np.arange(1, max_bins, dtype=np.int64)  # (max_bins - 1,)
-    lo, hi = p // max_bins, -(-p // max_bins)  # floor and ceiling of p / max_bins
-    return np.unique(0.5 * present[lo] + 0.5 * present[hi])
+    return binning.bin_thresholds(np.asarray(column)[:, None], max_bins)[0]
 
 
 def node_histogram(binned, gradients, hessians, rows):
@@ -177,6 +172,10 @@ def node_histogram(binned, gradients, hessians, rows):
     list a row more than once (a bootstrap sample): it counts as often as it is listed.
     Use ``np.bincount(..., weights=..., minlength=256)``.
 
+    The solution is the reference twin's ``twinrank.reference.trees.tree.build_histogram``, called:
+    it has this contract under another name (the reference's own ``_histogram.node_histogram``
+    is the grower's form, statistics first, over some of the features).
+
     Parameters
     ----------
     binned : uint8 array (n_rows, n_features), 255 = missing
@@ -188,13 +187,7 @@ def node_histogram(binned, gradients, hessians, rows):
     float64 array (n_features, 256, 3): ``[..., 0]`` gradient sums, ``[..., 1]`` hessian
     sums, ``[..., 2]`` row counts.
     """
-    node_bins = binned[rows]  # (n_node_rows, n_features)
-    hist = np.zeros((binned.shape[1], 256, 3))  # (n_features, 256, 3)
-    for f in range(binned.shape[1]):
-        hist[f, :, 0] = np.bincount(node_bins[:, f], weights=gradients[rows], minlength=256)
-        hist[f, :, 1] = np.bincount(node_bins[:, f], weights=hessians[rows], minlength=256)
-        hist[f, :, 2] = np.bincount(node_bins[:, f], minlength=256)
-    return hist
+    return tree.build_histogram(binned, gradients, hessians, rows)
 
 
 def best_split(hist, n_bins, lambda_l2, min_rows):
@@ -220,6 +213,10 @@ def best_split(hist, n_bins, lambda_l2, min_rows):
     largest, $\epsilon = 10^{-10}$, $S^* = |\mathrm{gain}^*| + S(G, H)$) go to the
     first in the order. There is no split unless $\mathrm{gain}^* > \epsilon S^*$.
 
+    The solution is the reference twin's ``twinrank.reference.trees.tree.find_best_split`` of a
+    node with this one feature (``TreeParams(lambda_l2=lambda_l2, min_samples_leaf=min_rows,
+    min_hessian_in_leaf=0.0)``, no cost penalty).
+
     Returns
     -------
     None, or ``(gain, bin_threshold, missing_left)``: the split's gain, its $b$ and
@@ -233,36 +230,10 @@ def best_split(hist, n_bins, lambda_l2, min_rows):
     lambda_l2 : float >= 0
     min_rows : int >= 1
     """
-    eps = 1e-10
-    node = hist.sum(axis=0)  # (3,) G, H, n of the node
-    missing = hist[255]  # (3,)
-
-    def score(g, h):
-        return g * g / (h + lambda_l2) if h + lambda_l2 > 0 else 0.0
-
-    candidates = []  # (gain, b, missing_left, left stats)
-    below = np.cumsum(hist[:n_bins], axis=0)  # (n_bins, 3) stats of bins <= b
-    for b in range(n_bins):
-        if b < n_bins - 1:
-            sides = (False, True) if missing[2] > 0 else (False,)
-        else:
-            sides = (False,) if missing[2] > 0 else ()
-        for missing_left in sides:
-            left = below[b] + missing if missing_left else below[b]  # (3,)
-            right = node - left
-            if left[2] >= min_rows and right[2] >= min_rows:
-                gain = score(left[0], left[1]) + score(right[0], right[1]) - score(node[0], node[1])
-                candidates.append((gain, b, missing_left, left))
-    if not candidates:
-        return None
-    best = max(c[0] for c in candidates)
-    scale = abs(best) + score(node[0], node[1])
-    if not best > eps * scale:
-        return None
-    gain, b, missing_left, left = next(c for c in candidates if c[0] >= best - eps * scale)
-    if missing[2] == 0:
-        missing_left = bool(left[2] >= node[2] - left[2])
-    return float(gain), int(b), bool(missing_left)
+    params = TreeParams(lambda_l2=lambda_l2, min_samples_leaf=min_rows, min_hessian_in_leaf=0.0)
+    split = tree.find_best_split(hist[None], hist.sum(axis=0), np.array([n_bins]), np.array([True]), np.zeros(1),
+                                 params, min_rows)
+    return None if split is None else (split.gain, split.bin_threshold, split.missing_left)
 
 
 # ---------------------------------------------------------------- lesson 3: gradient boosting
@@ -280,6 +251,9 @@ def newton_leaf_value(gradients, hessians, lambda_l2=0.0):
     Burges 2010, Sec. 7 for LambdaMART). A leaf with $H + \lambda_2 \le 0$ gets 0.
     The learning rate is applied by the caller, not here.
 
+    The solution is the reference twin's leaf value, ``twinrank.reference.trees.tree._leaf_value``,
+    of the sums $G$ and $H$: the grower's own Newton step.
+
     Parameters
     ----------
     gradients, hessians : float64 arrays (n,), hessians >= 0
@@ -289,8 +263,7 @@ def newton_leaf_value(gradients, hessians, lambda_l2=0.0):
     -------
     float
     """
-    g, h = float(np.sum(gradients)), float(np.sum(hessians))
-    return -g / (h + lambda_l2) if h + lambda_l2 > 0 else 0.0
+    return tree._leaf_value(np.sum(gradients), np.sum(hessians), lambda_l2)
 
 
 def subsample(seed, n, fraction):
@@ -307,6 +280,9 @@ def subsample(seed, n, fraction):
     * else the first $m$ entries of ``rng.permutation(n)``, sorted, with
       ``rng = numpy.random.default_rng(seed)``.
 
+    The solution is the reference twin's ``twinrank.reference.sampling.subsample`` with the
+    generator ``sampling.make_rng(seed)``.
+
     Parameters
     ----------
     seed : int
@@ -317,11 +293,7 @@ def subsample(seed, n, fraction):
     -------
     int64 array (m,), ascending
     """
-    if fraction >= 1.0:
-        return np.arange(n, dtype=np.int64)
-    m = max(1, min(n, int(round(fraction * n))))
-    rng = np.random.default_rng(seed)
-    return np.sort(rng.permutation(n)[:m]).astype(np.int64)
+    return sampling.subsample(sampling.make_rng(seed), n, fraction)
 
 
 # ---------------------------------------------------------------- lesson 4: LambdaRank
@@ -340,6 +312,10 @@ def ndcg_swap_delta(labels, scores, k=None):
     $\mathrm{IDCG@k}$ the DCG@k of the labels sorted by descending gain. A query
     whose IDCG@k is 0 gets all zeros.
 
+    The solution is the reference twin's ``twinrank.reference.losses.objectives._delta_ndcg``
+    (LambdaRank's metric change for NDCG) on every pair of the query, ranked by
+    ``objectives.rank_order``, its ideal ranking from ``_query_pairs.label_order``.
+
     Parameters
     ----------
     labels, scores : float64 arrays (n,)
@@ -351,17 +327,14 @@ def ndcg_swap_delta(labels, scores, k=None):
     """
     labels = np.asarray(labels, dtype=np.float64)
     n = len(labels)
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    query, offsets = np.zeros(n, dtype=np.int64), np.array([0, n])  # one query
+    order = objectives.rank_order(scores, offsets)  # (n,) best first, ties in input order
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n)  # (n,) t_i
-    t = np.arange(n)
-    by_position = np.where(t < (n if k is None else k), 1.0 / np.log2(2.0 + t), 0.0)  # (n,) D(t)
-    gains = np.exp2(labels) - 1.0  # (n,)
-    ideal = np.sum(np.sort(gains)[::-1] * by_position)
-    if ideal == 0.0:
-        return np.zeros((n, n))
-    d = by_position[position]  # (n,) D(t_i)
-    return np.abs(np.subtract.outer(gains, gains)) * np.abs(np.subtract.outer(d, d)) / ideal
+    delta = objectives._delta_ndcg(labels, position, _query_pairs.label_order(labels, query, order), query,
+                                   offsets, k)
+    i, j = np.indices((n, n))  # (n, n) each: every pair
+    return delta(i.ravel(), j.ravel()).reshape(n, n)
 
 
 def lambdarank_lambdas(labels, scores, sigma=1.0):
@@ -383,6 +356,9 @@ def lambdarank_lambdas(labels, scores, sigma=1.0):
     whose scores all tie has no ranking yet, and twinrank takes the expectation of its
     lambdas over every order (``docs/lambdas.md``, "A query whose scores all tie").
 
+    The solution is the reference twin's ``twinrank.reference.losses.objectives.lambdarank`` of
+    one query, ``metric="ndcg"`` (no truncation, no normalisation): ``(-g, h)``.
+
     Parameters
     ----------
     labels, scores : float64 arrays (n,)
@@ -392,26 +368,8 @@ def lambdarank_lambdas(labels, scores, sigma=1.0):
     -------
     (lambdas, hessians): two float64 arrays (n,)
     """
-    labels = np.asarray(labels, dtype=np.float64)
-    scores = np.asarray(scores, dtype=np.float64)
-    n = len(labels)
-    order = np.argsort(-scores, kind="stable")
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
-    gains = np.exp2(labels) - 1.0
-    discount = 1.0 / np.log2(2.0 + np.arange(n))  # (n,) by position
-    ideal = np.sum(np.sort(gains)[::-1] * discount)
-    if n < 2 or ideal == 0.0:
-        return np.zeros(n), np.zeros(n)
-    d = discount[position]
-    delta = np.abs(np.subtract.outer(gains, gains)) * np.abs(np.subtract.outer(d, d)) / ideal  # (n, n)
-    better = np.subtract.outer(labels, labels) > 0  # (n, n) l_i > l_j
-    rho = 1.0 / (1.0 + np.exp(sigma * np.subtract.outer(scores, scores)))  # (n, n) rho_ij
-    pair = np.where(better, sigma * delta * rho, 0.0)  # (n, n) lambda_ij for l_i > l_j
-    curvature = np.where(better, sigma * sigma * delta * rho * (1.0 - rho), 0.0)
-    lambdas = pair.sum(axis=1) - pair.sum(axis=0)
-    hessians = curvature.sum(axis=1) + curvature.sum(axis=0)
-    return lambdas, hessians
+    g, h = objectives.lambdarank(labels, scores, np.array([0, len(labels)]), metric="ndcg", sigma=sigma)
+    return -g, h
 
 
 # ---------------------------------------------------------------- lesson 5: random forests
@@ -427,6 +385,9 @@ def predict_tree(feature, threshold, left, right, missing, value, X):
     forest (Breiman 2001) scores a document by the mean of its trees' values; a boosted
     ensemble by their weighted sum.
 
+    The solution is the reference twin's ``twinrank.reference.trees.predict.predict_tree`` of the
+    ``Tree`` these node arrays are.
+
     Parameters
     ----------
     feature, left, right, missing : int32 arrays (n_nodes,)
@@ -437,14 +398,10 @@ def predict_tree(feature, threshold, left, right, missing, value, X):
     -------
     float64 array (n_rows,): the value of the leaf each row reaches.
     """
-    node = np.zeros(len(X), dtype=np.int64)  # (n_rows,) every row starts at the root
-    active = np.flatnonzero(left[node] != -1)
-    while len(active):
-        k = node[active]
-        x = X[active, feature[k]].astype(np.float64)
-        node[active] = np.where(np.isnan(x), missing[k], np.where(x <= threshold[k], left[k], right[k]))
-        active = active[left[node[active]] != -1]
-    return value[node].astype(np.float64)
+    n = len(feature)
+    nodes = Tree(feature=feature, threshold=threshold, bin_threshold=np.full(n, -1), left=left, right=right,
+                 missing=missing, value=value, gain=np.zeros(n), count=np.zeros(n), hessian_sum=np.zeros(n))
+    return predict.predict_tree(nodes, X)
 
 
 def bootstrap_rows(seed, n):
@@ -455,6 +412,9 @@ def bootstrap_rows(seed, n):
     ``rng = numpy.random.default_rng(seed)``, and sort them (``sampling.bootstrap``; a row
     drawn twice counts twice in the tree's histograms).
 
+    The solution is the reference twin's ``twinrank.reference.sampling.bootstrap`` with the
+    generator ``sampling.make_rng(seed)``.
+
     Parameters
     ----------
     seed : int
@@ -464,8 +424,7 @@ def bootstrap_rows(seed, n):
     -------
     int64 array (n,), ascending
     """
-    rng = np.random.default_rng(seed)
-    return np.sort(rng.integers(0, n, size=n)).astype(np.int64)
+    return sampling.bootstrap(sampling.make_rng(seed), n)
 
 
 # ---------------------------------------------------------------- lesson 6: evaluation
@@ -482,6 +441,9 @@ def paired_t_statistic(a, b):
     degrees of freedom (Student 1908; for IR, Smucker, Allan & Carterette 2007, Sec. 2.2).
     Differences without variance ($s_d = 0$) leave $t$ undefined: NaN.
 
+    The solution is the reference twin's ``twinrank.reference.evaluation.stats.paired_t_test``:
+    its ``(t_statistic, df)``.
+
     Parameters
     ----------
     a, b : float64 arrays (n,), n >= 2, e.g. NDCG@10 of each query under systems A and B
@@ -490,10 +452,8 @@ def paired_t_statistic(a, b):
     -------
     (t, df): a float (NaN when $s_d = 0$) and an int
     """
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)  # (n,)
-    n = len(d)
-    se = d.std(ddof=1) / np.sqrt(n)
-    return (float(d.mean() / se) if se > 0 else float("nan")), n - 1
+    result = stats.paired_t_test(a, b)
+    return result.t_statistic, result.df
 
 
 # ---------------------------------------------------------------- lesson 7: bagging

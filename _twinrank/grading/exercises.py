@@ -9,8 +9,9 @@ one-document queries, all-equal labels, NaN features), with the **fast** twin's 
 (:mod:`~twinrank.grading._oracles`), within a tolerance of the twin registry's
 table (:data:`~twinrank.testing.registry.TOLERANCES`). A failure prints the smallest
 input hypothesis finds (shrunk), the expected and the given values. ``twinrank
-exercise solve NAME DIR`` writes the reference solution
-(:mod:`~twinrank.grading._solutions`, self-contained NumPy).
+exercise solve NAME DIR`` writes the solution
+(:mod:`~twinrank.grading._solutions`: the reference twin's own function, or a short call of it,
+with the import lines it needs).
 
 The student grows a second, independent implementation; the grader is the pair the
 project already keeps in agreement: ``registry`` names the twin registry row that pins
@@ -34,7 +35,7 @@ from twinrank.grading import _oracles as oracles, _solutions as solutions
 from twinrank.testing._twin import TOLERANCES
 
 __all__ = ["Exercise", "EXERCISES", "LESSONS", "get", "names", "stub_source", "solution_source",
-           "readme_section", "MAX_EXAMPLES"]
+           "solution_imports", "readme_section", "MAX_EXAMPLES"]
 
 MAX_EXAMPLES = 150
 """Examples per check unless the row says otherwise: enough to meet each edge case, quick to run."""
@@ -184,17 +185,29 @@ def get(name: str) -> Exercise:
     raise KeyError(f"no exercise {name!r}; exercises are: {', '.join(names())}")
 
 
-def _header(exercise: Exercise, solved: bool) -> str:
+def _header(exercise: Exercise, solved: bool, imports: tuple = ()) -> str:
     what = "reference solution" if solved else "exercise"
+    reference = "".join(f"\n{line}" for line in imports)  # a paragraph below numpy's
     return (f'"""Lesson {exercise.lesson}, {what} `{exercise.name}`: {exercise.title}.\n\n'
             f"Read: {exercise.reading}.\n"
             f"Check: twinrank exercise check {exercise.name} DIR  (DIR: the folder of this file)\n"
-            f'"""\nimport numpy as np\n\n\n')
+            f'"""\nimport numpy as np\n' + (f"{reference}\n" if imports else "") + "\n\n")
+
+
+def solution_imports(function: Callable) -> tuple:
+    """The import lines of ``function``'s module that bind a name it reads, numpy's aside (every file has it)."""
+    read = {node.id for node in ast.walk(ast.parse(inspect.getsource(function))) if isinstance(node, ast.Name)}
+    lines = []
+    for node in ast.parse(inspect.getsource(inspect.getmodule(function))).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            node.names = [a for a in node.names if (a.asname or a.name) in read and a.name != "numpy"]
+            lines += [ast.unparse(node)] if node.names else []
+    return tuple(lines)
 
 
 def solution_source(exercise: Exercise) -> str:
-    """The file ``solve`` writes: the reference solution, self-contained."""
-    return _header(exercise, True) + inspect.getsource(exercise.solution)
+    """The file ``solve`` writes: the solution with the import lines of the reference modules it calls."""
+    return _header(exercise, True, solution_imports(exercise.solution)) + inspect.getsource(exercise.solution)
 
 
 def stub_source(exercise: Exercise) -> str:

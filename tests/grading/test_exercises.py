@@ -36,12 +36,29 @@ def test_each_row_names_real_things(exercise):
     assert callable(getattr(mistakes, exercise.name)) and exercise.solution.__doc__
 
 
+def imported(text: str) -> list:
+    """The modules a file imports from, one entry per imported name."""
+    nodes = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return [getattr(node, "module", None) or alias.name for node in nodes for alias in node.names]
+
+
+def in_reference(module: str) -> bool:
+    return module == "twinrank.reference" or module.startswith("twinrank.reference.")
+
+
 @pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
-def test_files_are_self_contained_and_the_stub_keeps_the_statement(exercise):
+def test_each_solution_is_the_reference_twins_own_function(exercise):
+    """No third implementation: a solution is a reference function, or calls one (its file imports the reference)."""
+    from_reference = [m for m in imported(exercises.solution_source(exercise)) if in_reference(m)]
+    assert in_reference(exercise.solution.__module__) or from_reference
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
+def test_file_imports_and_the_stub_keeps_the_statement(exercise):
     solution, stub = exercises.solution_source(exercise), exercises.stub_source(exercise)
-    for text in (solution, stub):
-        imports = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))]
-        assert [alias.name for node in imports for alias in node.names] == ["numpy"]
+    assert imported(stub) == ["numpy"]
+    assert imported(solution)[0] == "numpy"
+    assert all(in_reference(m) for m in imported(solution)[1:])
     assert exercise.solution.__doc__.strip().splitlines()[0] in stub  # the statement, math included
     assert stub.count("$") == solution.count("$") >= 2
     function = ast.parse(stub).body[-1]
