@@ -1,7 +1,7 @@
 """Where each module of the twins lives, and the flat paths of release 0.1 kept as import aliases.
 
 Both twins group their modules in the same folders, one concern each (docs/architecture.md):
-``io`` (data and model files), ``evaluation``, ``trees``, ``losses``, ``ensembles`` (the loops),
+``io`` (data and model files), ``evaluation``, ``features``, ``trees``, ``losses``, ``ensembles`` (the loops),
 ``rankers`` (the papers' estimators), ``combination``, ``costs``, ``analysis``; the fast twin adds
 ``runtime`` (what numba needs to run). A module's *short name* is its file's name
 (``"metrics"``, ``"objectives"``): the twin registry, :func:`twinrank.testing.assert_twins_agree`
@@ -29,7 +29,8 @@ REFERENCE_FOLDERS = {
     "io": ["data", "letor", "_letor_queries", "_letor_reader", "_letor_tokens", "model", "_ensemble",
            "_model_fields", "_model_json", "_tree_structure", "_atomic", "_missing_values", "_mcrank_model",
            "_bag_model"],
-    "evaluation": ["metrics", "conventions", "metric_names", "_ranking", "stats"],
+    "evaluation": ["metrics", "conventions", "metric_names", "_ranking", "stats", "rank_correlation"],
+    "features": ["query_norm"],
     "trees": ["tree", "_histogram", "_split", "_checks", "_quantize", "binning", "predict", "explain"],
     "losses": ["objectives", "_loss", "_objective_checks", "_query_pairs"],
     "costs": ["cost", "exits"],
@@ -42,7 +43,8 @@ REFERENCE_FOLDERS = {
 FAST_FOLDERS = {
     "": ["engine"],
     "runtime": ["_threads", "_numba_cache", "_compile_notice", "_simd", "_workspace"],
-    "evaluation": ["metrics", "_binary_kernels", "_graded_kernels", "_ranking", "stats"],
+    "evaluation": ["metrics", "_binary_kernels", "_graded_kernels", "_ranking", "stats", "rank_correlation"],
+    "features": ["query_norm"],
     "trees": ["tree", "_grower", "_histogram", "_split", "_counts", "_layout", "_packed_histogram", "_partition",
               "_skipped_bins", "_quantize_kernels", "_warm", "binning", "predict", "_quickscorer"],
     "losses": ["objectives", "_lambdarank"],
@@ -61,7 +63,7 @@ FLOORS = [
     ("data model", ["reference.<root>", "reference.io", "twinrank"]),
     ("support", ["fast.runtime", "interop"]),
     ("kernels", [f"{twin}.{folder}" for twin in ("reference", "fast")
-                 for folder in ("evaluation", "trees", "losses", "costs", "combination")]
+                 for folder in ("evaluation", "features", "trees", "losses", "costs", "combination")]
      + ["sklearn"]),  # sklearn: its scorer computes metrics; the rankers inherit its estimator protocol
     ("the seam", ["reference.engine", "fast.engine"]),
     ("loops", ["reference.ensembles", "fast.ensembles", "executors"]),

@@ -33,11 +33,13 @@ CACHE_DIR = _numba_cache.choose()  # before any kernel module imports numba (``_
 
 if TYPE_CHECKING:
     from twinrank.fast.evaluation.metrics import evaluate
+    from twinrank.fast.evaluation.rank_correlation import footrule, kendall_tau, spearman_rho
+    from twinrank.fast.features.query_norm import query_level_normalize
     from twinrank.fast.rankers.classification import McRank
     from twinrank.fast.rankers.forest import IGBRT, RandomForest
     from twinrank.fast.rankers.gbrt import GBRT
     from twinrank.fast.rankers.lambdamart import LambdaMART
-    from twinrank.reference.io.data import Dataset, load_mq2008
+    from twinrank.reference.io.data import Dataset, drop_single_label_queries, load_mq2008
     from twinrank.reference.io.letor import read_letor
     from twinrank.reference.io.model import load_model
     from twinrank.reference.trees.explain import dump_tree, feature_importances
@@ -45,7 +47,10 @@ if TYPE_CHECKING:
 _MODULE_OF = {"LambdaMART": "lambdamart", "GBRT": "gbrt", "RandomForest": "forest",
               "IGBRT": "forest", "McRank": "classification", "Dataset": "data",
               "load_mq2008": "data", "read_letor": "letor", "evaluate": "metrics",
-              "load_model": "model", "feature_importances": "explain", "dump_tree": "explain"}
+              "load_model": "model", "feature_importances": "explain", "dump_tree": "explain",
+              "drop_single_label_queries": "data", "query_level_normalize": "query_norm",
+              "kendall_tau": "rank_correlation", "spearman_rho": "rank_correlation",
+              "footrule": "rank_correlation"}
 
 __all__ = [*_MODULE_OF, "__version__"]
 

@@ -11,7 +11,9 @@ else from its module (``twinrank.reference.evaluation.metrics.ndcg``). scikit-le
 from importlib.metadata import PackageNotFoundError, version
 
 from twinrank.reference.evaluation.metrics import evaluate
-from twinrank.reference.io.data import Dataset, load_mq2008
+from twinrank.reference.evaluation.rank_correlation import footrule, kendall_tau, spearman_rho
+from twinrank.reference.features.query_norm import query_level_normalize
+from twinrank.reference.io.data import Dataset, drop_single_label_queries, load_mq2008
 from twinrank.reference.io.letor import read_letor
 from twinrank.reference.io.model import load_model
 from twinrank.reference.rankers.classification import McRank
@@ -27,4 +29,5 @@ except PackageNotFoundError:  # run from a source tree that was never installed
 
 __all__ = ["LambdaMART", "GBRT", "RandomForest", "IGBRT", "McRank", "Dataset", "load_mq2008",
            "read_letor", "evaluate", "load_model", "feature_importances", "dump_tree",
+           "drop_single_label_queries", "query_level_normalize", "kendall_tau", "spearman_rho", "footrule",
            "__version__"]

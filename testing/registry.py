@@ -36,8 +36,9 @@ models     (1e-9, 1e-12)      many rounds of float sums in another order (leaf v
 
 **Modules.** The table is assembled here from private modules, one idea each:
 ``_twin`` (a row, its inputs, the tolerances), ``_inputs`` (input pieces the rows
-share), ``_kernel_rows`` (metrics to scoring, and the exact line search) and ``_model_rows`` (whole estimators,
-and the diagnosis of a tied split); every public name is importable from here.
+share), ``_kernel_rows`` (metrics to scoring, and the exact line search), ``_query_rows`` (rank
+correlations of two rankings, the query-level normalisation of features) and ``_model_rows`` (whole
+estimators, and the diagnosis of a tied split); every public name is importable from here.
 """
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ from twinrank.testing._model_rows import (
     model_parts,
     split_tie,
 )
+from twinrank.testing._query_rows import _feature_rows, _rank_correlation_rows
 from twinrank.testing._twin import TOLERANCES, Inputs, Tolerance, Twin
 
 __all__ = ["Tolerance", "TOLERANCES", "Inputs", "Twin", "REGISTRY", "get", "names", "layers",
@@ -73,8 +75,9 @@ __all__ = ["Tolerance", "TOLERANCES", "Inputs", "Twin", "REGISTRY", "get", "name
 
 # ---------------------------------------------------------------- the table
 
-REGISTRY: tuple = tuple(_metric_rows() + _bin_rows() + _tree_rows() + _objective_rows() + _scoring_rows()
-                        + _combine_rows() + _bag_rows() + _diagnostics_rows() + _estimator_rows())
+REGISTRY: tuple = tuple(_metric_rows() + _rank_correlation_rows() + _feature_rows() + _bin_rows() + _tree_rows()
+                        + _objective_rows() + _scoring_rows() + _combine_rows() + _bag_rows() + _diagnostics_rows()
+                        + _estimator_rows())
 """Every twinned component, in layer order (metrics first, whole models last)."""
 
 

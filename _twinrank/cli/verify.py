@@ -16,7 +16,8 @@ DEFAULT_MAX_ROWS = 20_000
 DESCRIPTION = """\
 Check, on this machine and on your data, that the fast twin computes what the reference
 twin (the specification) computes. Every component of the twin registry runs on both
-twins from the same inputs, built from the data: metrics under every convention, bins,
+twins from the same inputs, built from the data: metrics under every convention, rank
+correlations of two rankings, the query-level normalisation of the features, bins,
 histograms, best splits, grown trees, lambdas of every objective, ensemble scores and
 whole fitted estimators (LambdaMART, GBRT, RandomForest, IGBRT, McRank) compared on
 held-out queries. One line per component: the largest absolute and relative

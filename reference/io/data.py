@@ -10,7 +10,9 @@ Missing feature values are NaN. Infinite feature values and NaN labels are
 errors, never silently dropped.
 
 Also here: the bundled LETOR 4.0 MQ2008 data (:func:`load_mq2008`) and
-query-level folds and subsamples (:func:`query_folds`, :func:`subsample_queries`).
+query-level folds and subsamples (:func:`query_folds`, :func:`subsample_queries`), and
+the queries that rank nothing, found and dropped (:func:`single_label_queries`,
+:func:`drop_single_label_queries`).
 Files are read and written by :mod:`twinrank.reference.io.letor`, which imports this
 module; MQ2008's files are read by the same private reader, ``_letor_reader``, which
 does not.
@@ -270,3 +272,41 @@ def subsample_queries(dataset: Dataset, fraction: float, *, seed) -> Dataset:
     if not 0.0 < fraction <= 1.0:
         raise ParameterError(f"fraction must be in (0, 1], got {fraction!r}")
     return dataset.take_queries(subsample(make_rng(seed), dataset.n_queries, fraction))
+
+
+def single_label_queries(y, query_offsets) -> np.ndarray:
+    r"""Which queries have one label only: bool, shape (n_queries,).
+
+    Query $q$ is single-label when every document of it has the label of its first document,
+    $l_i = l_{\text{first}(q)}$ for all $i \in q$; an empty query is single-label too (no two
+    documents differ). Such a query ranks nothing: every ordering of it scores the same under every
+    metric (Wu, Burges, Svore & Gao 2010, Sec. 5.1).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    offsets = np.asarray(query_offsets, dtype=np.int64)
+    if y.ndim != 1 or offsets.ndim != 1 or len(offsets) < 1 or offsets[0] != 0 or offsets[-1] != len(y) \
+            or np.any(np.diff(offsets) < 0):
+        raise ParameterError(f"y must be 1-D and query_offsets must start at 0, end at n_rows={len(y)} and "
+                             "never decrease")
+    if np.isnan(y).any():
+        raise ParameterError(f"y[{np.flatnonzero(np.isnan(y))[0]}] is NaN")
+    sizes = np.diff(offsets)  # (n_queries,)
+    query = np.repeat(np.arange(len(sizes)), sizes)  # (n_rows,)
+    differs = y != y[np.repeat(offsets[:-1], sizes)]  # (n_rows,) label unlike its query's first
+    return np.bincount(query, weights=differs, minlength=len(sizes)) == 0
+
+
+def drop_single_label_queries(dataset: Dataset) -> Dataset:
+    """A new Dataset without the queries whose documents all have the same label.
+
+    Wu, Burges, Svore & Gao (2010, Sec. 5.1) remove such queries: every ranking of one scores
+    the same, so it carries no ranking information (LambdaRank gives it no gradient), yet it counts
+    in a metric's mean over queries with the same value for every ranker (NDCG 1 when all its
+    documents are relevant; the convention's value when none is), narrowing their differences.
+    Queries of one document and empty queries are single-label (:func:`single_label_queries`).
+    The kept queries keep their order and their rows their order, with their ``qids`` and
+    ``comments`` (the ``docid = ...`` of each row); the arrays are new (:meth:`Dataset.take_queries`).
+    """
+    if not isinstance(dataset, Dataset):
+        raise ParameterError(f"drop_single_label_queries takes a Dataset, got {type(dataset).__name__}")
+    return dataset.take_queries(np.flatnonzero(~single_label_queries(dataset.y, dataset.query_offsets)))

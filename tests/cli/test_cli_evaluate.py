@@ -124,7 +124,8 @@ def test_help_describes_metrics_and_conventions(capsys):
     out = capsys.readouterr().out
     assert exit_.value.code == 0
     for word in ("--data", "--scores", "--metric", "--convention", "--per-query", "--json", "--query-file",
-                 "--engine", "meanndcg", "pauc", "Eval-Score-4.0.pl", "trec_eval", "exit status"):
+                 "--engine", "--drop", "single-label", "meanndcg", "pauc", "Eval-Score-4.0.pl", "trec_eval",
+                 "exit status"):
         assert word in out, word
 
 
@@ -137,3 +138,39 @@ def test_the_installed_command_runs(files):
     assert done.returncode == 0, done.stderr
     printed = {k: v for k, v in json.loads(done.stdout).items() if k != "convention"}
     assert printed == pytest.approx(ref.evaluate(["ndcg@3"], Y, np.array(SCORES), OFFSETS))
+
+
+DROP_LINES = LINES + ["1 qid:11 1:0.4 2:0.1 #docid = G1", "1 qid:11 1:0.6 2:0.2 #docid = G2",
+                      "0 qid:12 1:0.1 2:0.1 #docid = H1"]  # query 11: one label twice; query 12: one document
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_drop_single_label_evaluates_the_other_queries_and_says_how_many(capsys, tmp_path, engine):
+    data, scores = tmp_path / "test.txt", tmp_path / "scores.txt"
+    data.write_text("\n".join(DROP_LINES) + "\n")
+    scores.write_text("\n".join(map(str, SCORES + [0.3, -0.2, 0.0])) + "\n")
+    argv = ["--data", str(data), "--scores", str(scores), "--metric", "ndcg,map", "--engine", engine]
+    code, out, err = run(capsys, *argv, "--drop", "single-label", "--per-query", "--json")
+    assert code == 0
+    assert "dropped 2 of 4 queries whose documents all have one label" in err
+    printed = json.loads(out)
+    expected = ref.evaluate(["ndcg", "map"], Y, np.array(SCORES), OFFSETS, per_query=True)
+    assert printed["qids"] == ["7", "9"]
+    assert printed["ndcg"] == list(expected["ndcg"]) and printed["map"] == list(expected["map"])
+    code, out, err = run(capsys, *argv, "--drop", "single-label")
+    assert code == 0 and "; 2 single-label queries dropped" in out.splitlines()[0]
+    assert out.splitlines()[0].startswith("# 2 queries, 6 rows")
+    code, out, _ = run(capsys, *argv)  # without --drop every query counts
+    assert code == 0 and out.startswith("# 4 queries, 9 rows")
+
+
+def test_drop_leaving_no_query_exits_2(capsys, tmp_path):
+    data, scores = tmp_path / "test.txt", tmp_path / "scores.txt"
+    data.write_text("1 qid:1 1:0.5\n1 qid:1 1:0.2\n0 qid:2 1:0.1\n")
+    scores.write_text("0.1\n0.2\n0.3\n")
+    code, out, err = run(capsys, "--data", str(data), "--scores", str(scores), "--drop", "single-label")
+    assert code == 2 and out == ""
+    assert "nothing is left to evaluate after --drop single-label" in err and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--data", str(data), "--scores", str(scores), "--drop", "one-label"])
+    assert "invalid choice: 'one-label'" in capsys.readouterr().err

@@ -15,11 +15,14 @@ from twinrank.reference.trees.explain import dump_model, dump_tree, feature_impo
 from twinrank.reference.trees.predict import predict_tree
 
 EVERYDAY = ["LambdaMART", "GBRT", "RandomForest", "IGBRT", "McRank", "Dataset", "load_mq2008",
-            "read_letor", "evaluate", "load_model", "feature_importances", "dump_tree"]
+            "read_letor", "evaluate", "load_model", "feature_importances", "dump_tree",
+            "drop_single_label_queries", "query_level_normalize", "kendall_tau", "spearman_rho", "footrule"]
 MODULE_OF = {"LambdaMART": "lambdamart", "GBRT": "gbrt", "RandomForest": "forest", "IGBRT": "forest",
              "McRank": "classification", "Dataset": "data", "load_mq2008": "data",
              "read_letor": "letor", "evaluate": "metrics", "load_model": "model",
-             "feature_importances": "explain", "dump_tree": "explain"}
+             "feature_importances": "explain", "dump_tree": "explain", "drop_single_label_queries": "data",
+             "query_level_normalize": "features.query_norm", "kendall_tau": "evaluation.rank_correlation",
+             "spearman_rho": "evaluation.rank_correlation", "footrule": "evaluation.rank_correlation"}
 
 
 @pytest.mark.parametrize("twin", [reference, fast], ids=["reference", "fast"])

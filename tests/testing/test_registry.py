@@ -29,7 +29,7 @@ from twinrank.testing import (
     sample_queries,
 )
 
-LAYERS = ["metrics", "bins", "histograms", "split choice", "one tree", "lambdas", "gradients", "scoring",
+LAYERS = ["metrics", "features", "bins", "histograms", "split choice", "one tree", "lambdas", "gradients", "scoring",
           "combining", "diagnostics", "whole models"]
 
 

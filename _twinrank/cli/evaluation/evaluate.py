@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from twinrank.reference.errors import DataFormatError
 from twinrank.reference.evaluation.metrics import CONVENTIONS, DEFAULT_CONVENTION, parse_metric
 
 DEFAULT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "p@10", "err@10", "mrr"]
+DROPS = ["single-label"]  # --drop: the queries left out before evaluating
 
 DESCRIPTION = """\
 Evaluate scores against the labels of a LETOR / SVMlight file: one score per line in
@@ -50,6 +52,10 @@ conventions (--convention, default {convention}): how ties, gains and edge cases
 Every metric but rmse is computed per query: a file without query ids (no qid: column,
 no group file) is refused unless --single-query makes all its rows one query.
 
+--drop single-label leaves out the queries whose documents all have the same label
+(queries of one document too) before evaluating, as Wu, Burges, Svore & Gao (2010,
+Sec. 5.1) do: every ranking of such a query scores the same. Stderr says how many.
+
 exit status: 0 on success, 2 on bad input (the message names the file and line).
 """
 
@@ -69,6 +75,9 @@ def add_parser(sub) -> None:
     p.add_argument("--single-query", action="store_true",
                    help="accept a file without query ids (no qid:, no group file) as one query of all "
                         "rows (default: refused for every metric but rmse)")
+    p.add_argument("--drop", choices=DROPS,
+                   help="single-label: leave out the queries whose documents all have one label, before "
+                        "evaluating; stderr says how many (default: every query counts)")
     p.add_argument("--per-query", action="store_true", help="print every query's values, not only the means")
     p.add_argument("--json", action="store_true",
                    help='print JSON: {"convention": "lightgbm", "ndcg@10": 0.5, ...}; with --per-query '
@@ -101,14 +110,31 @@ def run(args) -> int:
         require_queries(data, args.data, "--data", f"{by_query[0]} is computed per query "
                         "(--single-query makes all rows one query)")
     scores = read_scores(args.scores, n_rows=data.n_rows)
+    dropped = 0
+    if args.drop == "single-label":
+        data, scores, dropped = _drop_single_label(data, scores, args.data)
     metrics = engine_module(args.engine, "metrics")
     doc_ids = _doc_ids(metrics, args, data)
     with threads(args.threads):
         values = metrics.evaluate(names, data.y, scores, data.query_offsets, convention=args.convention,
                                   doc_ids=doc_ids, per_query=args.per_query)
     qids = [str(q) for q in (data.qids if data.qids is not None else range(data.n_queries))]
-    print(_render(values, qids, args, data))
+    print(_render(values, qids, args, data, dropped))
     return 0
+
+
+def _drop_single_label(data, scores, path):
+    """The data and scores without the single-label queries, and how many those were (said on stderr)."""
+    from twinrank.reference.io.data import query_rows, single_label_queries
+
+    kept = np.flatnonzero(~single_label_queries(data.y, data.query_offsets))  # (n_kept,)
+    dropped = data.n_queries - len(kept)
+    print(f"dropped {dropped} of {data.n_queries} queries whose documents all have one label "
+          "(--drop single-label)", file=sys.stderr)
+    if len(kept) == 0:
+        raise DataFormatError(path, None, "every query has documents of one label only: nothing is left to "
+                                          "evaluate after --drop single-label")
+    return data.take_queries(kept), scores[query_rows(data.query_offsets, kept)], dropped
 
 
 def _doc_ids(metrics, args, data):
@@ -130,7 +156,7 @@ def _json_numbers(values):
     return np.where(np.isfinite(array), array, None).tolist()
 
 
-def _render(values: dict, qids: list, args, data) -> str:
+def _render(values: dict, qids: list, args, data, dropped: int) -> str:
     if args.json:  # strict JSON: a value that is not a finite number is null, never NaN
         if args.per_query:
             return json.dumps({"convention": args.convention, "qids": qids,
@@ -138,6 +164,8 @@ def _render(values: dict, qids: list, args, data) -> str:
         return json.dumps({"convention": args.convention,
                            **{k: _json_numbers(v) for k, v in values.items()}}, allow_nan=False)
     header = f"# {data.n_queries} queries, {data.n_rows} rows, convention {args.convention}, engine {args.engine}"
+    if args.drop == "single-label":
+        header += f"; {dropped} single-label queries dropped"
     if not args.per_query:
         width = max(len(n) for n in values)
         return "\n".join([header] + [f"{name:<{width}}  {value:.6f}" for name, value in values.items()])

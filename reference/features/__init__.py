@@ -1,0 +1,1 @@
+"""Feature transforms made before learning: LETOR's query-level normalisation."""
