@@ -23,7 +23,12 @@ class MissingValues:
     ----------
     strategy : one of ``STRATEGIES``
     fill : float64 array (n_features,), float32-representable; empty for ``"learn"`` and ``"separate"``
-    imputers : list over rounds of lists of ``(feature, Ensemble)``; empty unless ``"iterative"``
+    imputers : list over rounds of lists of ``(feature, Ensemble)``; empty unless ``"iterative"``.
+        Each Ensemble reads all ``n_features`` columns of the filled matrix and predicts
+        ``feature`` (Mohan 2010, Sec. 2.2, Alg. 2: a random forest on the complete features,
+        ``algorithm="imputer_forest"``). Files saved before Alg. 2 hold least-squares GBRTs
+        (``algorithm="imputer"``) under the same strategy name; :meth:`transform` replays
+        any stages the same way, so those models still score as they were fitted.
     """
 
     strategy: str
