@@ -1,9 +1,11 @@
 r"""The parameters of one algorithm each: random forests, LambdaRank's lambdas, averaged runs, McRank."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
-from twinrank.reference._feature_costs import check_feature_costs
+import numpy as np
+
+from twinrank.reference._feature_costs import cost_array, read_costs
 from twinrank.reference._param_checks import check_bool, check_fraction, check_int, check_real
 from twinrank.reference._tree_params import TreeParams
 from twinrank.reference.errors import ParameterError
@@ -60,7 +62,7 @@ class ForestParams:
 
 @dataclass(frozen=True)
 class CostParams:
-    r"""Feature costs of cost-aware trees (Mohan 2010, Ch. 6; :mod:`~twinrank.reference.costs.cost`).
+    r"""Feature costs of cost-aware trees (Mohan 2010, Ch. 6; :mod:`~twinrank.reference.analysis.cost`).
 
     Parameters
     ----------
@@ -76,10 +78,15 @@ class CostParams:
 
     feature_costs: object = None
     free_after_use: bool = True
+    read: object = field(default=None, init=False, repr=False, compare=False)  # ``feature_costs`` read once
 
     def __post_init__(self):
-        check_feature_costs(self.feature_costs)
+        object.__setattr__(self, "read", read_costs(self.feature_costs))  # a costs file is parsed here only
         check_bool("free_after_use", self.free_after_use)
+
+    def cost_array(self, n_features: int) -> np.ndarray | None:
+        """The costs of the ``n_features`` features of the data (float64), or None without costs."""
+        return cost_array(self.read, n_features, self.feature_costs)
 
 
 TARGETS = ("ndcg", "map", "err")  # the metrics LambdaRank's lambdas optimise

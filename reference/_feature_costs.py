@@ -23,7 +23,7 @@ import numpy as np
 
 from twinrank.reference.errors import DataFormatError, ParameterError
 
-__all__ = ["read_feature_costs", "check_feature_costs", "feature_cost_array", "features_used", "CostLedger"]
+__all__ = ["read_feature_costs", "read_costs", "cost_array", "feature_cost_array", "features_used", "CostLedger"]
 
 
 def read_feature_costs(path) -> dict:
@@ -65,41 +65,47 @@ def _cost(token: str, path, line: int) -> float:
     return cost
 
 
-def check_feature_costs(feature_costs) -> None:
-    """Raise unless ``feature_costs`` is None, a readable costs file, or 1-D finite costs >= 0."""
+def read_costs(feature_costs):
+    """``feature_costs`` read and checked once: None, a float64 array (1-D, finite, >= 0) or the
+    ``{feature id: (cost, line)}`` table of a costs file (:func:`read_feature_costs`)."""
     if feature_costs is None:
-        return
+        return None
     if isinstance(feature_costs, (str, os.PathLike)):
-        read_feature_costs(feature_costs)
-        return
+        return read_feature_costs(feature_costs)
     try:
-        c = np.asarray(feature_costs, dtype=np.float64)
+        c = np.array(feature_costs, dtype=np.float64)  # a copy
     except (TypeError, ValueError):
         raise ParameterError(f"feature_costs must be numbers or a costs file, got {feature_costs!r}") from None
     if c.ndim != 1 or len(c) == 0 or not np.isfinite(c).all() or (c < 0).any():
         raise ParameterError("feature_costs must be a 1-D array of finite numbers >= 0 (one per feature)")
+    return c
+
+
+def cost_array(read, n_features: int, source) -> np.ndarray | None:
+    """The costs (float64, (n_features,)) from :func:`read_costs`' result ``read`` of ``source``.
+
+    A table must give a cost to every feature of the data and to no other (DataFormatError naming
+    ``source`` and the line); an array must have one cost per feature.
+    """
+    if read is None:
+        return None
+    if isinstance(read, np.ndarray):
+        if len(read) != n_features:
+            raise ParameterError(f"feature_costs has {len(read)} costs but the data have {n_features} features")
+        return read.copy()
+    for feature, (_, line) in read.items():
+        if feature > n_features:
+            raise DataFormatError(source, line, f"feature {feature}, but the data have {n_features} features")
+    missing = [f for f in range(1, n_features + 1) if f not in read]
+    if missing:
+        raise DataFormatError(source, None, f"no cost for feature {missing[0]} (the data have "
+                              f"{n_features} features; {len(missing)} without a cost)")
+    return np.array([read[f][0] for f in range(1, n_features + 1)])
 
 
 def feature_cost_array(feature_costs, n_features: int) -> np.ndarray | None:
     """The costs (float64, (n_features,)) of an array or a costs file; None stays None."""
-    if feature_costs is None:
-        return None
-    check_feature_costs(feature_costs)
-    if not isinstance(feature_costs, (str, os.PathLike)):
-        c = np.array(feature_costs, dtype=np.float64)  # (n_features,) a copy
-        if len(c) != n_features:
-            raise ParameterError(f"feature_costs has {len(c)} costs but the data have {n_features} features")
-        return c
-    costs = read_feature_costs(feature_costs)
-    for feature, (_, line) in costs.items():
-        if feature > n_features:
-            raise DataFormatError(feature_costs, line, f"feature {feature}, but the data have "
-                                  f"{n_features} features")
-    missing = [f for f in range(1, n_features + 1) if f not in costs]
-    if missing:
-        raise DataFormatError(feature_costs, None, f"no cost for feature {missing[0]} (the data have "
-                              f"{n_features} features; {len(missing)} without a cost)")
-    return np.array([costs[f][0] for f in range(1, n_features + 1)])
+    return cost_array(read_costs(feature_costs), n_features, feature_costs)
 
 
 def features_used(trees, n_features: int) -> np.ndarray:

@@ -49,7 +49,12 @@ def check_fraction(name, value):
 
 
 def check_min_samples_leaf(value):
-    """Raise ParameterError unless ``value`` is a count >= 1 or a fraction in (0, 1)."""
+    """Raise ParameterError unless ``value`` is a count >= 1, a fraction in (0, 1) or a percent ``"p%"``
+    with 0 < p <= 100."""
+    if isinstance(value, str):
+        if not 0.0 < percent_of(value) <= 100.0:
+            raise ParameterError(f"min_samples_leaf as a percent must be in (0%, 100%], got {value!r}")
+        return
     if isinstance(value, float) and 0.0 < value < 1.0:
         return
     if isinstance(value, float) and value.is_integer() and value >= 1:
@@ -58,6 +63,19 @@ def check_min_samples_leaf(value):
         raise ParameterError(
             f"min_samples_leaf must be a count >= 1 or a fraction in (0, 1), got {value!r}"
         )
+
+
+def percent_of(value: str) -> float:
+    """The number ``p`` of a percent ``"p%"`` (ParameterError for any other string)."""
+    try:
+        if not value.endswith("%"):
+            raise ValueError
+        p = float(value[:-1])
+    except ValueError:
+        raise ParameterError(f"min_samples_leaf: a string must be a percent such as '0.25%', got {value!r}") from None
+    if not math.isfinite(p):
+        raise ParameterError(f"min_samples_leaf: {value!r} is not a finite percent")
+    return p
 
 
 def check_bool(name, value):

@@ -10,10 +10,13 @@ from twinrank.reference._param_checks import (
     check_int,
     check_min_samples_leaf,
     check_real,
+    percent_of,
 )
 from twinrank.reference.errors import ParameterError
 
 MISSING_SPLITS = ("learn", "separate")  # TreeParams.missing_split: two-way or three-way splits
+SPLIT_GAINS = ("newton", "least_squares")  # TreeParams.split_gain
+STEPS = ("newton", "optimal", "oc")  # BoostParams.step
 
 
 @dataclass(frozen=True)
@@ -26,10 +29,12 @@ class TreeParams:
         Leaf-wise (best-first) growth stops at this many leaves (LightGBM ``num_leaves``).
     max_depth : int or None
         Nodes at this depth are not split; ``None`` means unlimited. The root has depth 0.
-    min_samples_leaf : int or float
-        Minimum rows in a child. A float in ``(0, 1)`` is a fraction of the rows the
-        tree is grown on, rounded up (the BL-MART paper's "min percentage of
-        observations per leaf").
+    min_samples_leaf : int, float or str
+        Minimum rows in a child: a count; a float in ``(0, 1)``, a fraction of the rows the
+        tree is grown on; or a percent ``"p%"`` of them, the unit of the BL-MART paper's "min
+        percentage of observations per leaf" (Table 2's 0.12 / 0.25 / 0.50 are ``"0.12%"``,
+        ``"0.25%"``, ``"0.5%"``: jforests' ``rows * p / 100``; as a fraction, 0.25 would
+        leave room for three leaves). Fractions and percents are rounded up, at least 1.
     min_hessian_in_leaf : float
         Minimum sum of hessians in a child (LightGBM ``min_sum_hessian_in_leaf``).
     feature_fraction : float
@@ -43,6 +48,13 @@ class TreeParams:
     cost_lambda : float
         Weight of the feature-cost penalty: a split on feature ``f`` scores
         $\mathrm{gain} - \lambda_c\,c_f$.
+    split_gain : {"newton", "least_squares"}
+        How a split is scored. ``"newton"`` (LightGBM, XGBoost): the second-order gain
+        $G_L^2/(H_L + \lambda) + G_R^2/(H_R + \lambda) - G^2/(H + \lambda)$. ``"least_squares"``
+        (the papers' LambdaMART: Wu, Burges, Svore & Gao 2010, Alg. 1; jforests; RankLib): the
+        tree is a least-squares regression tree of the gradients, $S_L^2/n_L + S_R^2/n_R - S^2/n$
+        (the Newton gain with every hessian 1); its leaves then get the Newton values
+        $-G/(H + \lambda)$ of the true hessians. For the squared error ($h = 1$) the two agree.
     missing_split : {"learn", "separate"}
         Where a split sends the rows missing its feature: ``"learn"``, to the left or
         right child, whichever gains more; ``"separate"``, to a third child of their
@@ -52,12 +64,13 @@ class TreeParams:
 
     max_leaves: int = 31
     max_depth: int | None = None
-    min_samples_leaf: int | float = 20
+    min_samples_leaf: int | float | str = 20
     min_hessian_in_leaf: float = 1e-3
     feature_fraction: float = 1.0
     lambda_l2: float = 0.0
     min_gain_to_split: float = 0.0
     cost_lambda: float = 0.0
+    split_gain: str = "newton"
     missing_split: str = "learn"
 
     def __post_init__(self):
@@ -70,12 +83,16 @@ class TreeParams:
         check_real("lambda_l2", self.lambda_l2, low=0.0)
         check_real("min_gain_to_split", self.min_gain_to_split, low=0.0)
         check_real("cost_lambda", self.cost_lambda, low=0.0)
+        if self.split_gain not in SPLIT_GAINS:
+            raise ParameterError(f"split_gain must be one of {', '.join(SPLIT_GAINS)}; got {self.split_gain!r}")
         if self.missing_split not in MISSING_SPLITS:
             raise ParameterError(f"missing_split must be one of {', '.join(MISSING_SPLITS)}; "
                                  f"got {self.missing_split!r}")
 
     def min_rows_in_leaf(self, n_rows: int) -> int:
         """``min_samples_leaf`` as a row count for a tree grown on ``n_rows`` rows."""
+        if isinstance(self.min_samples_leaf, str):
+            return max(1, math.ceil(round(percent_of(self.min_samples_leaf) * n_rows / 100.0, 9)))
         if isinstance(self.min_samples_leaf, float) and self.min_samples_leaf < 1.0:
             return max(1, math.ceil(self.min_samples_leaf * n_rows))
         return int(self.min_samples_leaf)
@@ -134,11 +151,15 @@ class BoostParams:
         Record ``metric`` on the training set after every tree (``"train:<metric>"`` in
         the history and the callback record). Costs one metric evaluation of the
         training set per tree, so it is off by default (as in LightGBM and XGBoost).
-    step : {"newton", "optimal"}
+    step : {"newton", "optimal", "oc"}
         How much of each tree is added. ``newton``: the leaves' Newton values times
-        ``learning_rate``. ``optimal`` ("OC", Wu, Burges, Svore & Gao 2010, Sec. 5.6): that tree
-        times the weight $\alpha$ in ``step_range`` that maximises ``metric`` (NDCG or DCG)
-        exactly (``combine.optimal_combination``); $\alpha = 1$ is the Newton step.
+        ``learning_rate``. ``optimal``: that tree times the weight $\alpha$ in ``step_range``
+        that maximises ``metric`` (NDCG or DCG) exactly (``combine.optimal_combination``;
+        $\alpha = 1$ is the shrunk Newton step). ``oc``: the paper's form ("OC", Wu, Burges, Svore
+        & Gao 2010, Sec. 5.6, where the optimal combination "bypasses" Newton): each tree is the
+        least-squares regression tree of the gradients (every hessian 1: splits $S^2/n$, leaves
+        the mean gradient step $-S/n$), not shrunk, and one weight $\alpha$ per tree, found by the
+        same exact search, replaces the per-leaf Newton values.
     step_range : tuple of float
         The range ``(lo, hi)`` of the optimal step; the lower bound keeps a weak tree from stalling training.
     step_on : {"valid", "train"}
@@ -204,8 +225,8 @@ class BoostParams:
         check_int("overfit_extra_trees", self.overfit_extra_trees, low=0)
         check_int("seed", self.seed, low=0)
         check_bool("eval_train", self.eval_train)
-        if self.step not in ("newton", "optimal"):
-            raise ParameterError(f"step must be 'newton' or 'optimal', got {self.step!r}")
+        if self.step not in STEPS:
+            raise ParameterError(f"step must be one of {', '.join(STEPS)}, got {self.step!r}")
         if self.step_on not in ("valid", "train"):
             raise ParameterError(f"step_on must be 'valid' or 'train', got {self.step_on!r}")
         try:
@@ -221,12 +242,23 @@ class BoostParams:
         check_real("schedule_rate", self.schedule_rate, low=0.0, high=1.0)
         check_bool("quantized_gradients", self.quantized_gradients)
         check_int("gradient_bits", self.gradient_bits, low=2, high=8)  # _quantize.MIN_BITS, MAX_BITS
+        if self.quantized_gradients and self.tree.split_gain == "least_squares":
+            raise ParameterError("quantized_gradients chooses splits on the quantized hessians: it cannot be "
+                                 "combined with split_gain='least_squares' (every hessian 1)")
+
+    @property
+    def searches_step(self) -> bool:
+        """Whether each tree's weight is found by the exact line search (``step`` "optimal" or "oc")."""
+        return self.step in ("optimal", "oc")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     def tree_rate(self, i: int) -> float:
-        r"""The shrinkage of tree ``i`` (from 1): $\eta$, or the adaptive schedule's $\eta / (k_i + \eta)$."""
+        r"""The shrinkage of tree ``i`` (from 1): $\eta$, or the adaptive schedule's $\eta / (k_i + \eta)$;
+        1 with ``step="oc"`` (the line search's weight is the whole step)."""
+        if self.step == "oc":
+            return 1.0
         k = math.floor(self.schedule_rate * i) if self.learning_rate_schedule == "adaptive" else 0
         return normalised_rate(self.learning_rate, k)
 

@@ -14,7 +14,7 @@ from typing import Callable
 from twinrank.reference._param_checks import check_n_threads
 from twinrank.reference.combination import bag_rules, combine
 from twinrank.reference.costs import exits
-from twinrank.reference.evaluation import metrics
+from twinrank.reference.evaluation import metrics, variance
 from twinrank.reference.losses import objectives
 from twinrank.reference.trees import binning, predict, tree
 
@@ -29,11 +29,12 @@ class Engine:
     bin_thresholds, apply_bins : :mod:`binning`
     grow_tree, grow_trees : :mod:`tree` (one tree; a forest's batch of trees)
     quantize_gradients : :func:`tree.quantize_gradients` (a round's stochastic rounding, quantized training)
-    predict_tree_binned, predict_ensemble : :mod:`predict`
+    predict_tree, predict_tree_binned, predict_ensemble : :mod:`predict`
     add_leaf_values : :func:`predict.add_leaf_values` (a round's step on rows whose leaves are known)
-    predict_exits : :mod:`exits` (scoring with early exits)
+    predict_exits, frozen_now : :mod:`exits` (scoring with early exits; the documents a checkpoint stops)
     squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
     evaluate : :func:`metrics.evaluate`
+    decompose : :func:`variance.decompose` (a score matrix's bias and variance terms)
     optimal_combination : :func:`combine.optimal_combination` (the exact line search of ``step="optimal"``)
     combine_scores : :func:`bag_rules.combine_scores` (a bag's members' scores, combined per query)
     threads : ``threads(n_threads)``, the context the kernels run in
@@ -45,14 +46,17 @@ class Engine:
     grow_tree: Callable
     grow_trees: Callable
     quantize_gradients: Callable
+    predict_tree: Callable
     predict_tree_binned: Callable
     add_leaf_values: Callable
     predict_ensemble: Callable
     predict_exits: Callable
+    frozen_now: Callable
     squared_error: type
     logistic: type
     lambdarank: type
     evaluate: Callable
+    decompose: Callable
     optimal_combination: Callable
     combine_scores: Callable
     threads: Callable
@@ -68,12 +72,13 @@ REFERENCE = Engine(
     name="reference",
     bin_thresholds=binning.bin_thresholds, apply_bins=binning.apply_bins,
     grow_tree=tree.grow_tree, grow_trees=tree.grow_trees, quantize_gradients=tree.quantize_gradients,
-    predict_tree_binned=predict.predict_tree_binned, add_leaf_values=predict.add_leaf_values,
+    predict_tree=predict.predict_tree, predict_tree_binned=predict.predict_tree_binned,
+    add_leaf_values=predict.add_leaf_values,
     predict_ensemble=predict.predict_ensemble,
-    predict_exits=exits.predict_exits,
+    predict_exits=exits.predict_exits, frozen_now=exits.frozen_now,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,
-    evaluate=metrics.evaluate,
+    evaluate=metrics.evaluate, decompose=variance.decompose,
     optimal_combination=combine.optimal_combination,
     combine_scores=bag_rules.combine_scores,
     threads=no_threads,

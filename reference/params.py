@@ -45,7 +45,8 @@ from twinrank.reference.errors import ParameterError
 __all__ = ["MISSING_SPLITS", "TreeParams", "check_int", "check_real", "check_fraction",
            "check_min_samples_leaf", "BoostParams", "ForestParams", "TARGETS", "TARGET_DEPTH", "LambdaRankParams",
            "parse_target", "MISSING_STRATEGIES", "FitParams", "AveragingParams", "WEIGHTINGS",
-           "McRankParams", "CostParams", "BaggingParams", "BAG_RULES", "DARTParams", "DROP_STRATEGIES", "check_bool", "from_names", "field_names"]
+           "McRankParams", "CostParams", "BaggingParams", "BAG_RULES", "DARTParams", "DROP_STRATEGIES", "check_bool",
+           "from_names", "field_names", "missing_split"]
 
 
 MISSING_STRATEGIES = ("learn", "separate", "zero", "one", "mean", "median", "iterative")
@@ -86,8 +87,13 @@ class FitParams:
 
     @property
     def missing_split(self) -> str:
-        """``TreeParams.missing_split`` of the strategy: three-way splits for ``"separate"``."""
-        return "separate" if self.missing == "separate" else "learn"
+        """``TreeParams.missing_split`` of the strategy (:func:`missing_split`)."""
+        return missing_split(self.missing)
+
+
+def missing_split(missing: str) -> str:
+    """``TreeParams.missing_split`` of a missing-value strategy: three-way splits for ``"separate"``."""
+    return "separate" if missing == "separate" else "learn"
 
 
 
@@ -98,10 +104,10 @@ def from_names(cls, values: dict, prefix: str = "", **fixed):
     a parameter named like a field (after ``prefix``) sets that field; ``fixed`` sets
     fields the estimator does not expose. Validation is ``cls``'s own.
     """
-    kwargs = {f.name: values[prefix + f.name] for f in fields(cls) if prefix + f.name in values}
+    kwargs = {f.name: values[prefix + f.name] for f in fields(cls) if f.init and prefix + f.name in values}
     return cls(**{**kwargs, **fixed})
 
 
 def field_names(cls) -> list[str]:
-    """The field names of the dataclass ``cls``, nested parameter objects excluded."""
-    return [f.name for f in fields(cls) if f.name != "tree"]
+    """The field names of the dataclass ``cls``, nested parameter objects and derived fields excluded."""
+    return [f.name for f in fields(cls) if f.name != "tree" and f.init]

@@ -12,11 +12,11 @@
   students write, graded against the fast twin with these strategies.
 """
 from twinrank.testing.agree import (
-    Comparison,
     Result,
+    TwinComparison,
     assert_twins_agree,
     check_twin,
-    compare,
+    compare_twins,
     run_registry,
     sample_queries,
     twin_namespace,
@@ -26,11 +26,20 @@ from twinrank.testing.registry import REGISTRY, TOLERANCES, Inputs, Tolerance, T
 _STRATEGIES = ("datasets", "queries", "query_offsets", "score_vectors", "label_grades")
 
 __all__ = ["REGISTRY", "TOLERANCES", "Tolerance", "Twin", "Inputs", "get", "names", "layers",
-           "Result", "Comparison", "compare", "check_twin", "run_registry", "assert_twins_agree",
+           "Result", "TwinComparison", "compare_twins", "check_twin", "run_registry", "assert_twins_agree",
            "twin_namespace", "sample_queries", *_STRATEGIES]
 
 
+_RENAMED = {"Comparison": "TwinComparison", "compare": "compare_twins"}  # 0.1's names (stats has a compare)
+
+
 def __getattr__(name):
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"twinrank.testing.{name} is now twinrank.testing.{_RENAMED[name]}; the old name works "
+                      "until twinrank 0.3", DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
     if name in _STRATEGIES:  # hypothesis is imported only when a strategy is asked for
         from twinrank.testing import strategies
 

@@ -1,4 +1,4 @@
-r"""Comparing the outputs of the two twins, part by part, and the verdict records (``Comparison``, ``Result``)."""
+r"""Comparing the outputs of the two twins, part by part, and the verdict records (``TwinComparison``, ``Result``)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -9,7 +9,7 @@ from twinrank.testing._twin import Tolerance
 
 
 @dataclass
-class Comparison:
+class TwinComparison:
     """The outcome of comparing the outputs of the two twins."""
 
     passed: bool
@@ -62,10 +62,10 @@ def _number(x) -> str:
     return "0" if x == 0 else f"{x:.1e}"
 
 
-def compare(reference: dict, fast: dict, tolerance: Tolerance) -> Comparison:
+def compare_twins(reference: dict, fast: dict, tolerance: Tolerance) -> TwinComparison:
     """Compare two dicts of named arrays (the rules of :mod:`~twinrank.testing.agree`)."""
     if list(reference) != list(fast):
-        return Comparison(False, None, None, 0,
+        return TwinComparison(False, None, None, 0,
                           f"different outputs: reference {sorted(reference)}, fast {sorted(fast)}")
     max_abs, max_rel, allowed, n, problems = 0.0, 0.0, 0.0, 0, []
     for name in reference:
@@ -80,7 +80,7 @@ def compare(reference: dict, fast: dict, tolerance: Tolerance) -> Comparison:
         if part[2]:
             problems.append(part[2])
     as_float = lambda x: None if x is None else float(x)  # noqa: E731
-    return Comparison(not problems, as_float(max_abs), as_float(max_rel), n, "; ".join(problems[:2]),
+    return TwinComparison(not problems, as_float(max_abs), as_float(max_rel), n, "; ".join(problems[:2]),
                       float(allowed))
 
 

@@ -329,7 +329,7 @@ def _decomposition_parts(d) -> dict:
 
 
 def _diagnostics_rows():
-    return [Twin(f"decompose[{metric}{', all queries' if include else ''}]", "diagnostics", "diagnostics",
+    return [Twin(f"decompose[{metric}{', all queries' if include else ''}]", "diagnostics", "variance",
                  "decompose", "objectives", _diagnostics_inputs(metric, include), outputs=_decomposition_parts,
                  summary=f"pointwise bias^2/variance and listwise SRE/VRE by {metric} of a score matrix")
             for metric, include in (("ndcg", False), ("ndcg@10", True))]

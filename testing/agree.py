@@ -6,7 +6,7 @@ r"""Run twinned components on both twins and compare: one record per component.
 registry row, for any function named by ``(module, name)``, or for a callable of a
 twin (a user's own pipeline). Nothing here imports hypothesis.
 
-How outputs are compared (:func:`compare`), part by part (the named arrays of a
+How outputs are compared (:func:`compare_twins`), part by part (the named arrays of a
 row's ``outputs``): both twins must return the same parts of the same shapes;
 integer, boolean and string parts must be equal; float parts must have NaN at the
 same places, equal infinities and $|f - r| \le$ the tolerance's bound
@@ -17,7 +17,7 @@ elsewhere. The report gives, over every compared element,
   (relative to the part's scale, so values near zero do not blow it up; 0 for a part
   that is all zeros in both twins, infinite if only the reference's is).
 
-The comparison and the records (``compare``, ``Comparison``, ``Result``) are written
+The comparison and the records (``compare_twins``, ``TwinComparison``, ``Result``) are written
 in ``_compare``; this module runs the twins, and every public name is importable here.
 """
 from __future__ import annotations
@@ -30,10 +30,10 @@ import numpy as np
 
 from twinrank._layout import twin_module
 from twinrank.testing import registry
-from twinrank.testing._compare import Comparison, Result, _describe, _number, compare
+from twinrank.testing._compare import Result, TwinComparison, _describe, _number, compare_twins
 from twinrank.testing.registry import TOLERANCES, Inputs, Tolerance, Twin
 
-__all__ = ["Result", "Comparison", "compare", "check_twin", "run_registry", "assert_twins_agree",
+__all__ = ["Result", "TwinComparison", "compare_twins", "check_twin", "run_registry", "assert_twins_agree",
            "twin_namespace", "sample_queries"]
 
 TWINS = ("reference", "fast")
@@ -42,7 +42,7 @@ TWINS = ("reference", "fast")
 # ---------------------------------------------------------------- running a row
 
 def _run_both(call_twin: Callable[[str], object], outputs: Callable, tolerance: Tolerance, raw=None):
-    """Run ``call_twin("reference")`` and ``call_twin("fast")``; compare; (Comparison, seconds).
+    """Run ``call_twin("reference")`` and ``call_twin("fast")``; compare; (TwinComparison, seconds).
 
     ``raw``, a dict, receives each twin's result as returned.
     """
@@ -58,15 +58,15 @@ def _run_both(call_twin: Callable[[str], object], outputs: Callable, tolerance: 
         seconds[twin] = round(time.perf_counter() - start, 3)
     if errors:
         return _error_verdict(errors), seconds
-    return compare(results["reference"], results["fast"], tolerance), seconds
+    return compare_twins(results["reference"], results["fast"], tolerance), seconds
 
 
-def _error_verdict(errors: dict) -> Comparison:
+def _error_verdict(errors: dict) -> TwinComparison:
     """Both twins refused the input in the same way: agreement; otherwise a disagreement."""
     described = {twin: f"{type(e).__name__}: {e}" for twin, e in errors.items()}
     if len(errors) == 2 and described["reference"] == described["fast"]:
-        return Comparison(True, 0.0, 0.0, 0, f"both twins raise {described['reference']}")
-    return Comparison(False, None, None, 0,
+        return TwinComparison(True, 0.0, 0.0, 0, f"both twins raise {described['reference']}")
+    return TwinComparison(False, None, None, 0,
                       "; ".join(f"{twin} raises {text}" for twin, text in described.items())
                       + ("" if len(errors) == 2 else
                          f"; {next(t for t in TWINS if t not in errors)} returns normally"))
@@ -85,7 +85,7 @@ def check_twin(row: Twin | str, data, *, seed: int = 0, tolerance=None, outputs=
     try:
         inputs = row.inputs(data, row.rng(seed))
     except Exception as e:  # noqa: BLE001
-        comparison, seconds, note = Comparison(False, None, None, 0,
+        comparison, seconds, note = TwinComparison(False, None, None, 0,
                                                f"inputs not built: {type(e).__name__}: {e}"), {}, ""
     else:
         raw = {}

@@ -32,7 +32,6 @@ __all__ = ["query_offsets", "label_grades", "score_vectors", "queries", "dataset
 GRADE_SETS = ((0.0, 1.0), (0.0, 1.0, 2.0), (0.0, 1.0, 2.0, 3.0, 4.0))
 """Label scales of real LETOR data: binary, MQ2008's 0-2, MSLR's and Yahoo's 0-4."""
 
-STEP = 2.0**-8
 
 
 @st.composite

@@ -18,7 +18,7 @@ from twinrank.reference.errors import ParameterError
 from twinrank.reference.io._atomic import atomic_output
 
 DATASETS = ("mq2008",)
-SPLITS = ("train", "vali", "test")
+FOLD_FILES = ("train", "vali", "test")
 
 
 def add_parser(sub) -> None:
@@ -56,7 +56,7 @@ def run_mq2008(args) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise ParameterError(f"--out {args.out}: is a file, not a folder")
     os.makedirs(args.out, exist_ok=True)
-    targets = {split: os.path.join(args.out, f"{split}.txt") for split in SPLITS}
+    targets = {split: os.path.join(args.out, f"{split}.txt") for split in FOLD_FILES}
     for target in targets.values():
         check_output(target, "--out")
     for split, parts in fold_parts(args.fold).items():

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from twinrank.grading.exercises import Exercise
-from twinrank.testing._compare import compare
+from twinrank.testing._compare import compare_twins
 
 STATUS_CODES = {"pass": 0, "fail": 1, "error": 2}
 CALL_SECONDS = 10.0  # one call of a student's function may take this long; then the check fails
@@ -193,7 +193,7 @@ def _grade(exercise: Exercise, function, args: dict, path: Path):
         return f"returned {_show(result)}: {e}", None, expected
     if list(given) != list(expected):
         return "returned " + _show_parts(given) + ", expected " + _show_parts(expected), given, expected
-    comparison = compare(expected, given, exercise.tol)
+    comparison = compare_twins(expected, given, exercise.tol)
     if comparison.passed:
         return "", given, expected
     detail = comparison.detail.replace(": reference ", ": expected ").replace(", fast ", ", given ")

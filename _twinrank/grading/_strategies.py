@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from twinrank.testing.strategies import STEP, datasets, label_grades, query_offsets, score_vectors
+from twinrank.testing.registry import STEP
+from twinrank.testing.strategies import datasets, label_grades, query_offsets, score_vectors
 
 CUTOFFS = st.none() | st.integers(1, 10)
 

@@ -167,7 +167,7 @@ EXERCISES: tuple = (
     Exercise("minmax_per_query", 7, "BL-MART's per-query min-max normalisation of member scores",
              "bag_rules.minmax_per_query", "combine_scores[minmax]", "",
              "objectives", "minmax_per_query", _O.minmax_per_query, _O.array,
-             "Ganjisaffar, Caruana & Lopes 2011 (BL-MART), Sec. 3.3"),
+             "Ganjisaffar, Caruana & Lopes 2011 (BL-MART), Sec. 3.5.1"),
 )
 """Every exercise, in lesson order."""
 

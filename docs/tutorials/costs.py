@@ -7,7 +7,7 @@ section by section (the ``--8<--`` markers) and shows what it prints.
 import numpy as np
 
 from twinrank.fast import GBRT, RandomForest, evaluate, load_mq2008
-from twinrank.fast.costs.cost import EarlyExit, metric_cost_curve, model_cost
+from twinrank.fast.analysis.cost import EarlyExit, metric_cost_curve, model_cost
 
 # five feature groups of growing cost, as in the thesis: MQ2008's 46 features in order
 costs = np.repeat([1.0, 2.0, 4.0, 8.0, 16.0], [10, 9, 9, 9, 9])

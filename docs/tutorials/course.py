@@ -196,7 +196,7 @@ plt.tight_layout()
 # --8<-- [end:lesson8]
 
 # --8<-- [start:lesson9]
-from twinrank.fast.costs.cost import model_cost
+from twinrank.fast.analysis.cost import model_cost
 from twinrank.fast.rankers.gbrt import GBRT
 
 costs = 2.0 ** (np.arange(train.n_features) * 5 // train.n_features)  # five groups: 1, 2, 4, 8, 16

@@ -16,7 +16,7 @@ from numba import njit, prange
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.stats import (
     ALTERNATIVES,
-    TOLERANCE,
+    EXTREME_TOLERANCE,
     Comparison,
     SeedVariance,
     TTest,
@@ -31,7 +31,7 @@ from twinrank.reference.evaluation.stats import (
 
 __all__ = ["randomization_test", "permutation_counts", "paired_t_test", "compare", "not_significantly_worse",
            "seed_variance", "betainc", "t_cdf", "t_ppf", "TTest", "Comparison", "SeedVariance",
-           "ALTERNATIVES", "TOLERANCE"]
+           "ALTERNATIVES", "EXTREME_TOLERANCE"]
 
 _MAX_ITERATIONS, _EPS, _TINY = 10_000, 1e-16, 1e-300
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from twinrank.fast.engine import FAST
-from twinrank.fast.rankers.lambdamart import LambdaMART
 from twinrank.reference.rankers import bagging as _reference
 from twinrank.reference.rankers.bagging import (
     ALGORITHM,
@@ -23,4 +22,3 @@ def bag_scores(model: BagModel, X, query_offsets):
 class BLMART(_reference.BLMART):
     __doc__ = "Numba-parallel twin of `twinrank.reference.rankers.bagging.BLMART`.\n" + (_reference.BLMART.__doc__ or "")
     engine = FAST
-    member_estimator = LambdaMART

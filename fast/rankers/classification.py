@@ -16,31 +16,34 @@ from twinrank.reference.rankers import classification as _reference
 from twinrank.reference.rankers.classification import (
     ALGORITHM,
     WEIGHTINGS,
-    _classifier_scores,
     classifier_seed,
     fit_relevance_weights,
     probabilities_from_scores,
     relevance_weights,
+    run_class_probabilities,
+    run_classifier_scores,
+    run_expected_relevance,
 )
 
 __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
            "probabilities_from_scores", "relevance_weights", "fit_relevance_weights", "classifier_seed",
-           "load_model", "ALGORITHM", "WEIGHTINGS"]
+           "load_model", "run_classifier_scores", "run_class_probabilities", "run_expected_relevance",
+           "ALGORITHM", "WEIGHTINGS"]
 
 
 def classifier_scores(model: McRankModel, X):
     """Numba-parallel twin of `twinrank.reference.rankers.classification.classifier_scores` (parallel over rows)."""
-    return _classifier_scores(model.classifiers, X, FAST)
+    return run_classifier_scores(FAST, model.classifiers, X)
 
 
 def class_probabilities(model: McRankModel, X):
     """Numba-parallel twin of `twinrank.reference.rankers.classification.class_probabilities`."""
-    return probabilities_from_scores(classifier_scores(model, X))
+    return run_class_probabilities(FAST, model, X)
 
 
 def expected_relevance(model: McRankModel, X):
     """Numba-parallel twin of `twinrank.reference.rankers.classification.expected_relevance`."""
-    return class_probabilities(model, X) @ model.relevance_weights
+    return run_expected_relevance(FAST, model, X)
 
 
 class McRank(_reference.McRank):

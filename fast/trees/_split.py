@@ -149,7 +149,8 @@ def _scan_three_way(slots, counts, counted, n_bins, g, h, c, c_miss, parent_scor
 @njit(cache=True)
 def best_split(hist, node_sums, n_bins, allowed, penalty, rules, gradient_noise, scans, counts, counted,
                has_missing, node):
-    """The feature of the node's best split, -1 if no valid candidate's gain beats ``min_gain``
+    """The feature of the node's best split, -1 if the best candidate's gain before its cost penalty
+    does not beat ``min_gain``
     plus the tie tolerance and ``score(gradient_noise, h, l2)`` (the reference's ``rounding_gain``);
     its gain, bin, side: in the ``scans`` buffers at that feature.
 
@@ -195,8 +196,8 @@ def best_split(hist, node_sums, n_bins, allowed, penalty, rules, gradient_noise,
         exact[top] = True
     best = gains[top]
     scale = abs(best) + parent_score
-    if best == -np.inf or not best > min_gain + rtol * scale + score(gradient_noise, h, l2):
-        return -1
+    if best == -np.inf or not best + penalty[top] > min_gain + rtol * scale + score(gradient_noise, h, l2):
+        return -1  # the best candidate's own gain: its cost penalty chooses, it does not stop growth
     floor = best - rtol * scale  # reference.tree.tie_floor
     f = 0
     while f < n_features:

@@ -15,7 +15,7 @@ from numba import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import MISSING_BIN
 from twinrank.reference.params import check_int
-from twinrank.reference.trees.binning import _check_width, _checked_matrix
+from twinrank.reference.trees.binning import _check_width, _checked_matrix, refuse_infinite
 
 __all__ = ["MISSING_BIN", "bin_thresholds", "apply_bins"]
 
@@ -36,12 +36,14 @@ def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:
     with ThreadPoolExecutor(max_workers=numba.get_num_threads()) as pool:
         for j0 in range(0, X.shape[1], _FEATURE_GROUP):
             group = np.asfortranarray(X[:, j0:j0 + _FEATURE_GROUP])  # (n_rows, <= 16)
-            thresholds += pool.map(lambda column: _thresholds_of(column, max_bins), group.T)
+            thresholds += pool.map(lambda j, column: _thresholds_of(column, max_bins, j),
+                                   range(j0, j0 + group.shape[1]), group.T)
     return thresholds
 
 
-def _thresholds_of(column: np.ndarray, max_bins: int) -> np.ndarray:
+def _thresholds_of(column: np.ndarray, max_bins: int, j: int) -> np.ndarray:
     present = np.sort(column[~np.isnan(column)])  # (n_present,)
+    refuse_infinite(present, column, j)
     out = np.empty(max_bins - 1)
     return out[:_column_thresholds(present, max_bins, out)].copy()
 

@@ -36,7 +36,7 @@ from twinrank.reference.params import TreeParams
 from twinrank.reference.trees._checks import _checked_inputs, checked_leaf_of_row
 from twinrank.reference.trees._quantize import QuantizedGradients, checked_quantized, integer_job
 from twinrank.reference.trees._split import GAIN_TIE_RTOL, Split, tie_floor
-from twinrank.reference.trees.tree import _split_threshold
+from twinrank.reference.trees.tree import _split_threshold, least_squares_job
 
 __all__ = ["grow_tree", "grow_trees", "trees_at_once", "build_histogram", "find_best_split",
            "tie_floor", "Split", "GAIN_TIE_RTOL", "N_SLOTS", "G", "H", "COUNT", "QuantizedGradients",
@@ -59,14 +59,17 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
                           feature_cost)
     leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
-    if quantized is None:
+    if quantized is None and params.split_gain == "newton":
         return _grow(job, np.empty(0, dtype=np.int32) if leaf_of_row is None else leaf_of_row, None)
+    if leaf_of_row is None:
+        leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
+    if quantized is None:  # least-squares splits (every hessian 1), Newton leaves refit as the reference's
+        tree = _grow(least_squares_job(job), leaf_of_row, None)
+        return refit(tree, leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2, 1.0)
     quantized = checked_quantized(quantized, len(job.gradients))
     quantized = dataclasses.replace(quantized, gradients=quantized.gradients.astype(np.int8, copy=False),
                                     hessians=quantized.hessians.astype(np.uint8, copy=False))
     on_integers = integer_job(job, quantized, dtype=None)  # the grower reads the int8 / uint8 integers
-    if leaf_of_row is None:
-        leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
     tree = _grow(on_integers, leaf_of_row, _packing(quantized, job))
     return refit(tree, leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
                  on_integers.gain_factor)

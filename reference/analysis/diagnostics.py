@@ -1,52 +1,32 @@
-r"""Bias and variance of a ranker, pointwise and listwise (Ibrahim, Applied AI 2021).
+r"""Bias and variance of a ranker: training the models of Ibrahim's estimators (Applied AI 2021).
 
-Train $B$ models on $B$ training sets drawn from one pool of queries and score one
-fixed test set with each: the score matrix $P$ ($B$ models $\times$ $n$ documents),
-$P_{bi}$ the score of model $b$ for document $i$, label $y_i$. The mean column
-$\bar P_i = \frac1B \sum_b P_{bi}$ is the *systematic prediction*.
+Train $B$ models on $B$ training sets drawn from one pool of queries, score one fixed
+test set with each, and decompose the score matrix $P$ (:mod:`~twinrank.reference.evaluation.variance`:
+bias$^2$, variance and MSE per document, Eqs. 5-8; SRE, VRE and the ranking error per
+query, Eqs. 11-17). Two ways to draw the training sets (Sec. 5.2):
 
-**Pointwise** (each document a regression example; Eqs. 5-8), averaged over documents:
+**Bootstrap** (Sec. 5.2.1): $B$ = ``n_models`` samples of ``fraction`` of the queries
+without replacement (the paper's 63%, the share of distinct items in a bootstrap sample),
+one decomposition of the $B \times n$ matrix.
 
-$$\mathrm{bias}^2 = \frac1n \sum_i (\bar P_i - y_i)^2, \qquad
-  \mathrm{variance} = \frac1n \sum_i \frac{1}{B - \delta} \sum_b (P_{bi} - \bar P_i)^2,$$
+**Repeated two-fold** (Sec. 5.2.2, Eqs. 7-8 and 16-17): $J$ = ``n_repeats`` random
+halvings of the queries, a model trained on each half. Each repeat $j$ is decomposed on
+its own two models, around their own mean $\bar f_j$ with $\frac{1}{2-1}$, and the
+estimates are averaged over the repeats:
 
-$$\mathrm{MSE} = \frac1n \sum_i \frac1B \sum_b (P_{bi} - y_i)^2
-  = \mathrm{bias}^2 + \frac{B - \delta}{B}\,\mathrm{variance},$$
+$$\mathrm{variance} = \frac1J \sum_{j=1}^{J} \frac1n \sum_i \frac{1}{2-1}
+  \sum_{b \in \{2j, 2j+1\}} \bigl(P_{bi} - \bar f_{j,i}\bigr)^2,$$
 
-with $\delta$ = ``ddof`` (1, the paper's $1/(B-1)$, by default; 0 makes the sum exact).
+and so for every term (SRE, VRE, ... of Eq. 17: the mean over repeats of each repeat's).
+``pooled=True`` decomposes all $2J$ models around one grand mean with $\frac{1}{2J-1}$
+instead (twinrank 0.1's estimator: smaller variances, since halves of different repeats
+overlap; on MQ2008 with a random forest and $J = 4$, VRE 0.042 pooled against 0.070).
+The score matrix keeps the models in repeat order: rows $2j$ and $2j+1$ are repeat $j$'s halves.
 
-**Listwise** (each query one example; Eqs. 11-17). The ranking loss of query $q$
-under scores $s$ is $L(q; s) = 1 - \mathrm{NDCG}(q; s)$, so the loss of model $b$ is
-$1 - N_b(q)$ and that of the systematic prediction $1 - \bar N(q)$, with
-$\bar N(q) = \mathrm{NDCG}(q; \bar P)$:
-
-$$\mathrm{SRE}(q) = 1 - \bar N(q), \qquad
-  \mathrm{VRE}(q) = \frac{1}{B - \delta} \sum_b \max\bigl(0,\ \bar N(q) - N_b(q)\bigr),$$
-
-$$\mathrm{VRE}_\pm(q) = \frac1B \sum_b \bigl(\bar N(q) - N_b(q)\bigr), \qquad
-  \mathrm{error}(q) = \frac1B \sum_b \bigl(1 - N_b(q)\bigr) = \mathrm{SRE}(q) + \mathrm{VRE}_\pm(q).$$
-
-SRE, the *systematic ranking error*, is the bias: the loss of the ranking the models
-agree on. VRE, the *variability of ranking error*, is the variance: how much worse
-than that ranking the individual models rank, on average. A model can rank a query
-better than the mean scores do, so the signed terms can be negative: VRE keeps only
-the losses (the paper's choice, a variance is never negative), and the signed
-VRE$_\pm$ (with $1/B$) is what makes the sum exact, SRE + VRE$_\pm$ = the mean ranking
-error. Footnote 13: the ranking loss is not a squared error, so $(1 - N)^2$ must not
-be decomposed like a regression loss; there is no cross term to cancel, and the
-listwise terms are defined on the loss itself.
-
-The metric is NDCG (``"ndcg"``, ``"ndcg@k"``) or MeanNDCG (``"meanndcg"``) under a
-:mod:`~twinrank.reference.evaluation.conventions` convention. A query with no document of
-positive gain has nothing to rank: its NDCG is the convention's ``no_relevant_value``
-for every model, so its SRE is constant and its VRE zero. Such queries are counted
-(``n_excluded``) and, unless ``include_no_relevant``, left out of the listwise means;
-the per-query arrays cover every query (``included`` marks those averaged).
-Pointwise numbers are over every document.
-
-:func:`decompose` computes all of this from a score matrix; :func:`bias_variance`
-trains the models through :mod:`~twinrank.reference.ensembles.runs` (any executor, Dask
-included) and :func:`sweep` repeats it over the values of one parameter.
+:func:`bias_variance` trains the models through :mod:`~twinrank.reference.ensembles.runs`
+(any executor, Dask included) and :func:`sweep` repeats it over the values of one
+parameter; both decompose with the engine's :func:`decompose` (``run_bias_variance``,
+``run_sweep`` take the engine).
 """
 from __future__ import annotations
 
@@ -54,164 +34,47 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.ensembles.runs import Fold, Run, ScoreMatrix, derive_seed, execute
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.evaluation.conventions import DEFAULT_CONVENTION, gain, get_convention
-from twinrank.reference.evaluation.metric_names import parse_metric
-from twinrank.reference.evaluation.metrics import metric_by_name
+from twinrank.reference.evaluation.conventions import DEFAULT_CONVENTION
+from twinrank.reference.evaluation.variance import (
+    LISTWISE_METRICS,
+    NUMBERS,
+    Decomposition,
+    check_listwise_metric,
+    decompose,
+    has_relevant,
+    listwise,
+    pointwise,
+    ranking_terms,
+)
 from twinrank.reference.io.data import Dataset
 from twinrank.reference.sampling import make_rng, subsample
 
-__all__ = ["Decomposition", "BiasVariance", "pointwise", "listwise", "ranking_terms", "decompose",
-           "has_relevant", "bias_variance", "sweep", "draw_training_sets", "METHODS", "LISTWISE_METRICS", "NUMBERS"]
+__all__ = ["Decomposition", "BiasVariance", "bias_variance", "sweep", "run_bias_variance", "run_sweep",
+           "draw_training_sets", "mean_decomposition", "decompose", "pointwise", "listwise", "ranking_terms",
+           "has_relevant", "METHODS", "LISTWISE_METRICS", "NUMBERS", "BOOTSTRAP_FRACTION"]
 
 METHODS = ("bootstrap", "twofold")
-LISTWISE_METRICS = ("ndcg", "meanndcg")  # metric families whose best value is 1 (loss = 1 - metric)
-NUMBERS = ("bias2", "variance", "mse", "sre", "vre", "vre_signed", "error")
-
-
-@dataclass(frozen=True)
-class Decomposition:
-    """The pointwise and listwise terms of one score matrix (means over documents / included queries).
-
-    Per-document arrays ``*_d`` have shape (n_rows,); per-query arrays ``*_q`` (n_queries,),
-    every query, ``included`` marking those in the listwise means.
-    """
-
-    bias2: float
-    variance: float
-    mse: float
-    sre: float
-    vre: float
-    vre_signed: float
-    error: float
-    n_excluded: int
-    bias2_d: np.ndarray
-    variance_d: np.ndarray
-    sre_q: np.ndarray
-    vre_q: np.ndarray
-    vre_signed_q: np.ndarray
-    error_q: np.ndarray
-    included: np.ndarray
-
-    def numbers(self) -> dict:
-        """The aggregate numbers (:data:`NUMBERS`) and ``n_excluded`` as plain Python values."""
-        return {**{name: float(getattr(self, name)) for name in NUMBERS}, "n_excluded": int(self.n_excluded)}
+BOOTSTRAP_FRACTION = 0.63  # Sec. 5.2.1: each sample holds 63% of the queries
 
 
 @dataclass(frozen=True)
 class BiasVariance(Decomposition):
     """:func:`bias_variance`'s result: the :class:`Decomposition`, the models' test scores
     (``scores``, a :class:`~twinrank.reference.ensembles.runs.ScoreMatrix`, one row per model), the
-    ``method`` and the estimator parameters of this setting (``params``)."""
+    ``method``, whether the two-fold models were ``pooled``, and the estimator parameters of this
+    setting (``params``)."""
 
     scores: ScoreMatrix
     method: str
     params: dict
-
-
-# ---------------------------------------------------------------- kernels over P
-
-
-def _check_matrix(P, y, query_offsets, ddof) -> tuple:
-    P = np.asarray(P, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    query_offsets = np.asarray(query_offsets, dtype=np.int64)
-    if P.ndim != 2 or P.shape[1] != len(y):
-        raise ParameterError(f"the score matrix must be (n_models, n_rows) with n_rows = len(y) = {len(y)}, "
-                        f"got shape {P.shape}")
-    if not np.all(np.isfinite(P)):
-        raise ParameterError("the score matrix holds NaN or infinite scores")
-    if len(query_offsets) < 1 or query_offsets[0] != 0 or query_offsets[-1] != len(y) \
-            or np.any(np.diff(query_offsets) < 0):
-        raise ParameterError("query_offsets must rise from 0 to len(y)")
-    if not isinstance(ddof, (int, np.integer)) or ddof < 0 or P.shape[0] - ddof < 1:
-        raise ParameterError(f"ddof must be an integer with 0 <= ddof < n_models = {P.shape[0]}, got {ddof!r}")
-    return P, y, query_offsets
-
-
-def pointwise(P, y, *, ddof: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Per document: bias$^2$ $(\bar P_i - y_i)^2$, variance $\frac{1}{B-\delta}\sum_b (P_{bi} - \bar P_i)^2$
-    and MSE $\frac1B \sum_b (P_{bi} - y_i)^2$ (Eqs. 5-8), each (n_rows,).
-
-    $\bar P$ is ``P.sum(axis=0) / B``: the rows added in model order, then divided by $B$.
-    """
-    P = np.asarray(P, dtype=np.float64)  # (B, n_rows)
-    mean = P.sum(axis=0) / P.shape[0]  # (n_rows,) rows added in order
-    bias2 = (mean - y) ** 2
-    variance = ((P - mean) ** 2).sum(axis=0) / (P.shape[0] - ddof)
-    mse = ((P - y) ** 2).sum(axis=0) / P.shape[0]
-    return bias2, variance, mse
-
-
-def has_relevant(y, query_offsets, *, convention=DEFAULT_CONVENTION) -> np.ndarray:
-    """Whether each query has a document of positive gain (n_queries,) bool: the queries NDCG can judge."""
-    g = gain(np.asarray(y, dtype=np.float64), get_convention(convention))  # (n_rows,)
-    sizes = np.diff(np.asarray(query_offsets, dtype=np.int64))  # (n_queries,)
-    query = np.repeat(np.arange(len(sizes)), sizes)  # (n_rows,)
-    return np.bincount(query, weights=g > 0, minlength=len(sizes)) > 0
-
-
-def ranking_terms(model_values: np.ndarray, mean_values: np.ndarray, *, ddof: int = 1) -> tuple:
-    r"""SRE(q), VRE(q), VRE$_\pm$(q) and the mean ranking error(q) from metric values (Eqs. 11-17).
-
-    ``model_values`` (B, n_queries): $N_b(q)$; ``mean_values`` (n_queries,): $\bar N(q)$.
-    Sums run over models in order; each is (n_queries,).
-    """
-    B = model_values.shape[0]
-    gap = mean_values - model_values  # (B, n_queries)  N̄(q) - N_b(q)
-    sre = 1.0 - mean_values
-    vre = np.maximum(gap, 0.0).sum(axis=0) / (B - ddof)
-    vre_signed = gap.sum(axis=0) / B
-    error = (1.0 - model_values).sum(axis=0) / B
-    return sre, vre, vre_signed, error
-
-
-def listwise(P, y, query_offsets, *, metric: str = "ndcg", convention=DEFAULT_CONVENTION,
-             ddof: int = 1) -> tuple:
-    r"""SRE(q), VRE(q), VRE$_\pm$(q), error(q), each (n_queries,), of the score matrix ``P``.
-
-    Ranks every model's scores and the mean scores $\bar P$ by ``metric``
-    (:func:`~twinrank.reference.evaluation.metrics.metric_by_name`) and hands the values to
-    :func:`ranking_terms`.
-    """
-    P, y, query_offsets = _check_matrix(P, y, query_offsets, ddof)
-    score = metric_by_name(_check_metric(metric))
-    mean = P.sum(axis=0) / P.shape[0]
-    model_values = np.stack([score(y, P[b], query_offsets, convention=convention) for b in range(P.shape[0])])
-    return ranking_terms(model_values, score(y, mean, query_offsets, convention=convention), ddof=ddof)
-
-
-def _check_metric(metric: str) -> str:
-    if parse_metric(metric)[0] not in ("ndcg", "mean_ndcg"):
-        raise ParameterError(f"metric {metric!r}: the ranking loss is 1 - metric, so the metric must be "
-                             "ndcg, ndcg@k or meanndcg")
-    return metric
-
-
-def decompose(P, y, query_offsets, *, metric: str = "ndcg", convention=DEFAULT_CONVENTION, ddof: int = 1,
-              include_no_relevant: bool = False) -> Decomposition:
-    """Every pointwise and listwise term of the score matrix ``P`` (n_models, n_rows) (module docstring)."""
-    P, y, query_offsets = _check_matrix(P, y, query_offsets, ddof)
-    return _assemble(pointwise(P, y, ddof=ddof),
-                     listwise(P, y, query_offsets, metric=metric, convention=convention, ddof=ddof),
-                     has_relevant(y, query_offsets, convention=convention), include_no_relevant)
-
-
-def _assemble(points: tuple, lists: tuple, relevant: np.ndarray, include_no_relevant: bool) -> Decomposition:
-    """Means over documents and over the included queries (NaN when none is included)."""
-    bias2_d, variance_d, mse_d = points
-    included = np.ones_like(relevant) if include_no_relevant else relevant
-    means = [float(v[included].mean()) if included.any() else float("nan") for v in lists]
-    return Decomposition(float(bias2_d.mean()), float(variance_d.mean()), float(mse_d.mean()), *means,
-                         int((~relevant).sum()), bias2_d, variance_d, *lists, included)
-
-
-# ---------------------------------------------------------------- training the models
+    pooled: bool = False
 
 
 def draw_training_sets(n_queries: int, *, method: str = "bootstrap", n_models: int = 10, n_repeats: int = 5,
-                       fraction: float = 0.5, seed: int = 0) -> list[np.ndarray]:
+                       fraction: float = BOOTSTRAP_FRACTION, seed: int = 0) -> list[np.ndarray]:
     """The query indices of every model's training set, drawn from ``make_rng(derive_seed(seed, 0))``.
 
     ``bootstrap``: ``n_models`` samples of ``subset_size(n_queries, fraction)`` queries
@@ -230,7 +93,8 @@ def draw_training_sets(n_queries: int, *, method: str = "bootstrap", n_models: i
     return halves
 
 
-def _check_experiment(train: Dataset, test: Dataset, method, n_models, n_repeats, fraction, metric, ddof) -> int:
+def _check_experiment(train: Dataset, test: Dataset, method, n_models, n_repeats, fraction, metric, ddof,
+                      pooled) -> int:
     """Every argument checked before any training; returns the number of models."""
     if method not in METHODS:
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
@@ -243,32 +107,60 @@ def _check_experiment(train: Dataset, test: Dataset, method, n_models, n_repeats
         raise ParameterError(f"n_repeats (J) must be >= 1 (two models each), got {n_repeats}")
     if not isinstance(fraction, (int, float, np.floating)) or not 0.0 < fraction <= 1.0:
         raise ParameterError(f"fraction must be in (0, 1], got {fraction!r}")
-    _check_metric(metric)
+    check_listwise_metric(metric)
     if train.n_features != test.n_features:
         raise ParameterError(f"the test set has {test.n_features} features but the training set has "
                         f"{train.n_features}: score the test set with the training set's width")
     if method == "twofold" and train.n_queries < 2 or train.n_queries < 1:
         raise ParameterError(f"the training set has {train.n_queries} queries, too few for {method!r} samples")
+    if not isinstance(pooled, bool):
+        raise ParameterError(f"pooled must be True or False, got {pooled!r}")
     B = n_models if method == "bootstrap" else 2 * n_repeats
-    if not isinstance(ddof, (int, np.integer)) or not 0 <= ddof < B:
-        raise ParameterError(f"ddof must be an integer with 0 <= ddof < {B} models, got {ddof!r}")
+    per_decomposition = 2 if method == "twofold" and not pooled else B
+    if not isinstance(ddof, (int, np.integer)) or not 0 <= ddof < per_decomposition:
+        raise ParameterError(f"ddof must be an integer with 0 <= ddof < {per_decomposition}, the models of "
+                             f"one decomposition, got {ddof!r}")
     return B
 
 
-def _experiment(decomposer, make_model, train, test, configs, *, method, n_models, n_repeats, fraction, metric,
-                convention, ddof, seed, executor, include_no_relevant, fixed, progress) -> list:
-    """One :class:`BiasVariance` per configuration of ``configs``, all from one :func:`execute`.
+def mean_decomposition(parts: list) -> Decomposition:
+    """The mean of decompositions of one test set, term by term (Eq. 17: the repeats' estimates averaged).
+
+    Every number and every per-document and per-query array is the mean over ``parts``;
+    ``n_excluded`` and ``included`` depend on the test set only and are the first part's.
+    """
+    first = parts[0]
+    mean = {f.name: sum(getattr(p, f.name) for p in parts) / len(parts) for f in fields(Decomposition)}
+    for name in NUMBERS:
+        mean[name] = float(mean[name])
+    return Decomposition(**{**mean, "n_excluded": first.n_excluded, "included": first.included})
+
+
+def _decomposed(engine: Engine, P, test: Dataset, method: str, pooled: bool, **options) -> Decomposition:
+    """The decomposition of ``P``: whole, or (two-fold, not ``pooled``) the mean of each repeat's pair."""
+    if method == "bootstrap" or pooled:
+        return engine.decompose(P, test.y, test.query_offsets, **options)
+    return mean_decomposition([engine.decompose(P[j:j + 2], test.y, test.query_offsets, **options)
+                               for j in range(0, len(P), 2)])
+
+
+def run_bias_variance(engine: Engine, make_model, train: Dataset, test: Dataset, configs: list, *,
+                      method: str, n_models: int, n_repeats: int, fraction: float, metric: str, convention,
+                      ddof: int, seed: int, executor, include_no_relevant: bool, pooled: bool, params: dict | None,
+                      progress) -> list:
+    """One :class:`BiasVariance` per configuration of ``configs``, all from one :func:`execute`,
+    decomposed by ``engine.decompose``.
 
     Every configuration trains on the same training sets with the same model seeds
     (common random numbers), so the curves of a sweep differ only by the parameter.
     """
-    B = _check_experiment(train, test, method, n_models, n_repeats, fraction, metric, ddof)
+    B = _check_experiment(train, test, method, n_models, n_repeats, fraction, metric, ddof, pooled)
     samples = draw_training_sets(train.n_queries, method=method, n_models=n_models, n_repeats=n_repeats,
                                  fraction=fraction, seed=seed)
     folds = [Fold(f"sample{b}", train.take_queries(q), None, test) for b, q in enumerate(samples)]
     runs = [Run(c * B + b, c, dict(config), b, b, derive_seed(seed, 1, b))
             for c, config in enumerate(configs) for b in range(B)]
-    results = execute(runs, folds, make_model, fixed=fixed, metrics=(metric,), convention=convention,
+    results = execute(runs, folds, make_model, fixed=params, metrics=(metric,), convention=convention,
                       executor=executor, keep_scores=True, progress=progress)
     if results.failed:
         row = results.failed[0]
@@ -277,52 +169,62 @@ def _experiment(decomposer, make_model, train, test, configs, *, method, n_model
     out = []
     for c, config in enumerate(configs):
         P = np.stack([results.scores[(c * B + b, "test")] for b in range(B)])  # (B, n_rows)
-        d = decomposer(P, test.y, test.query_offsets, metric=metric, convention=convention, ddof=ddof,
-                       include_no_relevant=include_no_relevant)
+        d = _decomposed(engine, P, test, method, pooled, metric=metric, convention=convention, ddof=ddof,
+                        include_no_relevant=include_no_relevant)
         matrix = ScoreMatrix(np.arange(c * B, (c + 1) * B), P, test.y, test.query_offsets)
         out.append(BiasVariance(**{f.name: getattr(d, f.name) for f in fields(Decomposition)},
-                                scores=matrix, method=method, params={**(fixed or {}), **config}))
+                                scores=matrix, method=method, params={**(params or {}), **config},
+                                pooled=pooled and method == "twofold"))
     return out
 
 
 def bias_variance(make_model, train: Dataset, test: Dataset, *, method: str = "bootstrap", n_models: int = 10,
-                  n_repeats: int = 5, fraction: float = 0.5, metric: str = "ndcg",
+                  n_repeats: int = 5, fraction: float = BOOTSTRAP_FRACTION, metric: str = "ndcg",
                   convention=DEFAULT_CONVENTION, ddof: int = 1, seed: int = 0, executor=None,
-                  include_no_relevant: bool = False, params: dict | None = None, progress=None) -> BiasVariance:
+                  include_no_relevant: bool = False, pooled: bool = False, params: dict | None = None,
+                  progress=None) -> BiasVariance:
     """Train the models of ``method`` on samples of ``train``, score ``test``, decompose the errors.
 
     Parameters
     ----------
     make_model : an estimator class or a callable ``make_model(**params)`` (as
         :func:`~twinrank.reference.ensembles.runs.execute` takes), called with ``params`` and ``seed``.
-    method : ``"bootstrap"`` (``n_models`` samples of ``fraction`` of the queries) or
-        ``"twofold"`` (``n_repeats`` random halvings, both halves trained: ``2 n_repeats``
+    method : ``"bootstrap"`` (``n_models`` samples of ``fraction`` of the queries, 0.63 as the
+        paper) or ``"twofold"`` (``n_repeats`` random halvings, both halves trained: ``2 n_repeats``
         models; for deterministic learners, whose overlapping samples would hide variance).
-    metric, convention, ddof, include_no_relevant : as :func:`decompose`.
+    metric, convention, ddof, include_no_relevant : as :func:`~twinrank.reference.evaluation.variance.decompose`.
+    pooled : two-fold only: decompose all models around one mean (``1/(2J - 1)``) instead of the
+        paper's mean of the repeats' estimates (the module docstring).
     seed : master seed; samples from ``derive_seed(seed, 0)``, model ``b``'s seed ``derive_seed(seed, 1, b)``.
     executor : a :mod:`~twinrank.reference.ensembles.runs` executor (in process by default; Dask).
     progress : ``progress(done, total, row)`` as each model finishes.
     """
-    return _experiment(decompose, make_model, train, test, [{}], method=method, n_models=n_models,
-                       n_repeats=n_repeats, fraction=fraction, metric=metric, convention=convention, ddof=ddof,
-                       seed=seed, executor=executor, include_no_relevant=include_no_relevant, fixed=params,
-                       progress=progress)[0]
+    return run_bias_variance(REFERENCE, make_model, train, test, [{}], method=method, n_models=n_models,
+                             n_repeats=n_repeats, fraction=fraction, metric=metric, convention=convention,
+                             ddof=ddof, seed=seed, executor=executor, include_no_relevant=include_no_relevant,
+                             pooled=pooled, params=params, progress=progress)[0]
 
 
 def sweep(make_model, train: Dataset, test: Dataset, name: str, values, *, method: str = "bootstrap",
-          n_models: int = 10, n_repeats: int = 5, fraction: float = 0.5, metric: str = "ndcg",
+          n_models: int = 10, n_repeats: int = 5, fraction: float = BOOTSTRAP_FRACTION, metric: str = "ndcg",
           convention=DEFAULT_CONVENTION, ddof: int = 1, seed: int = 0, executor=None,
-          include_no_relevant: bool = False, params: dict | None = None, progress=None) -> list[BiasVariance]:
+          include_no_relevant: bool = False, pooled: bool = False, params: dict | None = None,
+          progress=None) -> list[BiasVariance]:
     """:func:`bias_variance` for each value of parameter ``name`` (e.g. ``query_subsample``), one
     :class:`BiasVariance` per value, in order: the curves of the paper's Figs. 5-7.
 
     Every value trains on the same samples with the same model seeds; all models of all
     values go to ``executor`` at once.
     """
+    return run_sweep(REFERENCE, make_model, train, test, name, values, method=method, n_models=n_models,
+                     n_repeats=n_repeats, fraction=fraction, metric=metric, convention=convention, ddof=ddof,
+                     seed=seed, executor=executor, include_no_relevant=include_no_relevant, pooled=pooled,
+                     params=params, progress=progress)
+
+
+def run_sweep(engine: Engine, make_model, train: Dataset, test: Dataset, name: str, values, **options) -> list:
+    """:func:`sweep` decomposed by ``engine.decompose`` (``options``: :func:`sweep`'s keywords)."""
     values = list(values)
     if not values:
         raise ParameterError(f"sweep over {name!r}: give at least one value")
-    return _experiment(decompose, make_model, train, test, [{name: v} for v in values], method=method,
-                       n_models=n_models, n_repeats=n_repeats, fraction=fraction, metric=metric,
-                       convention=convention, ddof=ddof, seed=seed, executor=executor,
-                       include_no_relevant=include_no_relevant, fixed=params, progress=progress)
+    return run_bias_variance(engine, make_model, train, test, [{name: v} for v in values], **options)

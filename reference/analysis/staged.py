@@ -43,7 +43,7 @@ def run_staged(engine: Engine, model: Ensemble, X, *, every: int = 1, sizes=None
     if not isinstance(model, Ensemble):
         raise ParameterError(f"staged evaluation needs an additive model (Ensemble), got {type(model).__name__}")
     X = missing_applied(model, np.asarray(X))
-    if model.snapshots:
+    if model.sizes_only:
         yield from _snapshot_stages(engine, model, X, sizes)
         return
     wanted = _sizes(model.n_trees, every, sizes)
@@ -59,7 +59,8 @@ def run_staged(engine: Engine, model: Ensemble, X, *, every: int = 1, sizes=None
 
 
 def _snapshot_stages(engine: Engine, model: Ensemble, X, sizes):
-    """A DART model's stages: its snapshots and its final size (each scored whole; they are not prefixes)."""
+    """A DART model's stages: its snapshots, if any, and its final size (each scored whole; they are not
+    prefixes)."""
     known = sorted({0, *model.snapshot_sizes, model.n_trees})
     wanted = known[1:] if sizes is None else sorted({int(s) for s in sizes})
     unknown = [s for s in wanted if s not in known]

@@ -40,7 +40,7 @@ from twinrank.reference.evaluation.metric_names import parse_metric
 
 FORMS = ("convex", "boosting")
 COMBINE_TIES = ("expected", "stable")
-TOLERANCE = 1e-12
+CROSSING_TOLERANCE = 1e-12
 """Relative tolerance of "best" (:func:`scan_best`): values that differ by less are equal, so that
 intervals of mathematically equal value are ranked the same way by both twins."""
 
@@ -231,14 +231,14 @@ def scan_best(best: Best, lefts: np.ndarray, rights: np.ndarray, values: np.ndar
     """Continue the scan for the best interval over more intervals, in increasing alpha.
 
     The rule: an interval replaces the best one only when its value exceeds it by more
-    than :data:`TOLERANCE` (relative), so the best is the leftmost of the intervals
+    than :data:`CROSSING_TOLERANCE` (relative), so the best is the leftmost of the intervals
     whose values differ only by rounding. Both twins scan with this function, the
     fast twin window by window; its answer does not depend on where windows end.
     Only strict running maxima can replace the best, so the loop visits only those.
     """
     before = np.maximum.accumulate(np.r_[best.value, values[:-1]]) if len(values) else values  # (m,)
     for t in np.flatnonzero(values > before):
-        if best.value == -math.inf or values[t] > best.value + TOLERANCE * max(1.0, abs(best.value)):
+        if best.value == -math.inf or values[t] > best.value + CROSSING_TOLERANCE * max(1.0, abs(best.value)):
             best = Best(float(values[t]), float(lefts[t]), float(rights[t]))
     return best
 

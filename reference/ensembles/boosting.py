@@ -107,7 +107,10 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
             pay for the features f_m splits on                      costs.pay (Mohan 2010, Ch. 6)
             f_m <- eta_m f_m                                        shrink (params.tree_rate)
             F_m = F_{m-1} + alpha_m f_m                             _Run.add (alpha_m = 1, or
-                                                                    optimal_step: "OC")
+                                                                    optimal_step)
+
+    ``step="oc"`` (Wu et al. 2010, Sec. 5.6) fits f_m by least squares (``least_squares_fit``: every
+    hessian 1, leaves the mean gradient step), does not shrink it, and weights it by ``optimal_step``.
             stop early?                                             _Run.record (StoppingRule)
     """
     run = _Run(engine, train, loss, params, valid, init_model, init_scores, valid_init_scores, base_score)
@@ -157,7 +160,7 @@ class _Run:
 
     def add(self, f, rows) -> None:
         r"""$F_m = F_{m-1} + \alpha_m f_m$ on the training and validation rows; $\alpha_m = 1$, or with
-        ``step="optimal"`` the exact best step on the validation or training data (:func:`optimal_step`).
+        ``step`` "optimal" or "oc" the exact best step on the validation or training data (:func:`optimal_step`).
 
         A round of all rows adds ``value[leaf]`` of each row's leaf (the grower's partition); a
         round of sampled rows walks the tree on the bins of every row.
@@ -166,11 +169,11 @@ class _Run:
         train_step = None  # (n_rows,) the tree on the training rows, where a walk or the line search needs it
         if rows is not None:
             train_step = engine.predict_tree_binned(f, self.binned)
-        elif params.step == "optimal" and params.step_on == "train":
+        elif params.searches_step and params.step_on == "train":
             train_step = f.value[self.leaves]
         valid_step = engine.predict_tree_binned(f, self.valid_binned) if self.valid is not None else None
         weight = 1.0
-        if params.step == "optimal":
+        if params.searches_step:
             on = ((self.valid, self.valid_scores, valid_step) if params.step_on == "valid"
                   else (self.train, self.scores, train_step))
             weight = optimal_step(engine, params, *on)
@@ -223,6 +226,8 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
     """
     queries, rows = _round_sample(rng, train, params)
     loss.gradients(scores, queries, g, h)  # LambdaRank ranks them on the tie grid (objectives.on_grid)
+    if params.step == "oc":
+        least_squares_fit(h)
     masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)  # (max_nodes, n_features)
     quantized = ({"quantized": engine.quantize_gradients(rng, g, h, params.gradient_bits, rows)}
                  if params.quantized_gradients else {})
@@ -230,6 +235,13 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
                          feature_cost=None if costs is None else costs.current,
                          leaf_of_row=leaf_of_row if rows is None else None, **quantized)
     return f, rows
+
+
+def least_squares_fit(h) -> None:
+    r"""``step="oc"``'s tree: every hessian 1, so the tree is the least-squares regression tree of the
+    gradients (splits $S_L^2/n_L + S_R^2/n_R - S^2/n$, leaves $-S/n$), the tree Wu et al. (2010,
+    Sec. 5.6) weight by the optimal combination instead of Newton's per-leaf values."""
+    h[:] = 1.0
 
 
 def warn_no_tree(train: Dataset, thresholds, g, rows, tree, init_model) -> None:

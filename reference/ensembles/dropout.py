@@ -40,7 +40,6 @@ import numpy as np
 from twinrank.reference._dart_params import DARTParams
 from twinrank.reference.engine import Engine
 from twinrank.reference.ensembles.boosting import TIE_GRID, grow_round, initial_scores, on_grid, warn_no_tree
-from twinrank.reference.errors import ParameterError
 from twinrank.reference.io._ensemble import Snapshot
 from twinrank.reference.io.data import Dataset
 from twinrank.reference.io.model import Ensemble
@@ -134,11 +133,9 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
 
     ``loss`` gives the lambdas; ``params`` the trees, learning rate, sampling and the
     recorded metric; ``dart`` the drop strategy, cap, prune metric and snapshot sizes.
-    X-DART and the adaptive strategy need ``valid``.
+    X-DART and the adaptive strategy need ``valid`` (the estimator checks it:
+    :meth:`~twinrank.reference.rankers.dart.DART.needs_validation`).
     """
-    if (prune or dart.drop == "adaptive") and valid is None:
-        raise ParameterError("X-DART's pruning test and the adaptive drop strategy read a validation loss: "
-                             "give validation data (fit(..., eval_set=[valid]); --valid)")
     rng = make_rng(params.seed)
     thresholds = engine.bin_thresholds(train.X, params.max_bins)
     sides = [_Side(engine, train, thresholds, init_model, init_scores)]

@@ -49,7 +49,7 @@ from twinrank.reference.io.data import Dataset
 from twinrank.reference.io.letor import read_letor
 
 __all__ = ["Fold", "Run", "Results", "ScoreMatrix", "derive_seed", "plan", "execute", "read_folds", "InProcess"]
-SPLITS = ("valid", "test")
+SCORED_SPLITS = ("valid", "test")
 
 
 @dataclass(frozen=True)
@@ -122,13 +122,13 @@ def train_run(task: Task, fold: Fold) -> Outcome:
     run = task.run
     row = {"run": run.index, "config": run.config, **run.params, "fold": fold.name,
            "repeat": run.repeat, "seed": run.seed, "n_trees": None}
-    metric_columns = {f"{split}:{m}": float("nan") for split in SPLITS for m in task.metrics}
+    metric_columns = {f"{split}:{m}": float("nan") for split in SCORED_SPLITS for m in task.metrics}
     try:
         est = _estimator(task)
         est.fit(fold.train, eval_set=None if fold.valid is None else [fold.valid])
         row["n_trees"] = getattr(est.model_, "n_trees", None)
         scores = {}
-        for split in SPLITS:
+        for split in SCORED_SPLITS:
             data = getattr(fold, split)
             if data is not None:
                 scores[split] = est.predict(data)

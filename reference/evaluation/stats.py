@@ -44,10 +44,10 @@ from twinrank.reference.sampling import make_rng, sign_flips
 
 __all__ = ["randomization_test", "permutation_counts", "paired_t_test", "compare", "not_significantly_worse",
            "seed_variance", "betainc", "t_cdf", "t_ppf", "TTest", "Comparison", "SeedVariance",
-           "ALTERNATIVES", "TOLERANCE"]
+           "ALTERNATIVES", "EXTREME_TOLERANCE"]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
-TOLERANCE = 1e-9  # relative to sum |d|: how close to T a permuted sum counts as "as extreme"
+EXTREME_TOLERANCE = 1e-9  # relative to sum |d|: how close to T a permuted sum counts as "as extreme"
 _MAX_ITERATIONS, _EPS, _TINY = 10_000, 1e-16, 1e-300
 
 
@@ -97,7 +97,7 @@ def randomization_test(a, b, *, n_permutations: int = 10_000, alternative: str =
 
 def _randomization_p(d, n_permutations, alternative, seed, counter) -> float:
     """The randomization p-value with ``counter`` (this twin's :func:`permutation_counts`)."""
-    observed, tolerance = float(d.sum()), TOLERANCE * float(np.abs(d).sum())
+    observed, tolerance = float(d.sum()), EXTREME_TOLERANCE * float(np.abs(d).sum())
     counts = np.zeros(3, dtype=np.int64)
     for flips in sign_flips(make_rng(seed), n_permutations, len(d)):
         counts += counter(d, flips, observed, tolerance)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twinrank.reference.constants import LEAF
-from twinrank.reference.errors import ModelFormatError
+from twinrank.reference.errors import ModelFormatError, ParameterError
 from twinrank.reference.io._model_fields import (
     float_array,
     float_value,
@@ -34,6 +34,7 @@ from twinrank.reference.io._tree_structure import check_tree
 ENSEMBLE_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "base_score", "params", "history",
                    "best_iteration", "init_model", "tree_weights", "trees", "missing", "snapshots", "retired_trees")
 SNAPSHOT_FIELDS = ("size", "members", "tree_weights")
+DROPOUT_ALGORITHMS = ("dart", "x-dart")  # models whose trees are rescaled after they are grown
 
 # (name, dtype) of the per-node arrays of a Tree, in file order.
 TREE_FIELDS = (
@@ -231,13 +232,24 @@ class Ensemble(ModelFile):
         """The sizes of the model's snapshots, increasing (empty for a model without any)."""
         return sorted(snapshot.size for snapshot in self.snapshots)
 
+    @property
+    def sizes_only(self) -> bool:
+        """Whether only the model's kept sizes can be scored: a DART or X-DART model, whose trees were
+        rescaled (and pruned) after they were grown, so its first $k$ trees are not its model of size $k$."""
+        return bool(self.snapshots) or self.algorithm in DROPOUT_ALGORITHMS
+
     def truncated(self, n_trees: int) -> "Ensemble":
         """The same model keeping only its first ``n_trees`` trees.
 
-        A model with snapshots (DART) is not a sum whose prefixes mean anything: there
+        A DART or X-DART model is not a sum whose prefixes mean anything (:attr:`sizes_only`): there
         ``n_trees`` must be 0, the model's own size, or a snapshot's size, and the result
-        is that snapshot.
+        is that snapshot; without snapshots any other size is refused, naming ``snapshot_sizes``.
         """
+        if self.sizes_only and not self.snapshots and n_trees not in (0, self.n_trees):
+            raise ParameterError(
+                f"n_trees={n_trees}: the first {n_trees} trees of this {self.algorithm} model are its final, "
+                "rescaled trees, not the model it had at that size (Lucchese et al. 2017, Table 1); train "
+                f"with snapshot_sizes=({n_trees},) (twinrank train --snapshot-sizes {n_trees}) to keep that model")
         trees, weights = self.trees[:n_trees], self.tree_weights[:n_trees]
         if self.snapshots and n_trees not in (0, self.n_trees):
             snapshot = {s.size: s for s in self.snapshots}.get(n_trees)

@@ -17,18 +17,19 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from twinrank.reference._feature_costs import CostLedger, feature_cost_array
-from twinrank.reference.costs.cost import cumulative_cost, model_trees
-from twinrank.reference.engine import REFERENCE
+from twinrank.reference._feature_costs import CostLedger
+from twinrank.reference.costs.cumulative import cumulative_cost, model_trees
+from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.errors import ModelFormatError, ParameterError
 from twinrank.reference.io.data import Dataset, dense_features
 from twinrank.reference.io.model import SPLIT_STRATEGIES, Ensemble, load_model, with_missing
-from twinrank.reference.params import CostParams, FitParams, TreeParams, from_names
+from twinrank.reference.params import CostParams, FitParams, TreeParams, from_names, missing_split
 from twinrank.reference.rankers.missing import run_fit
 from twinrank.reference.trees.explain import feature_importances
 from twinrank.sklearn.protocol import ScikitLearnProtocol
 
 SCORE_METRIC, SCORE_CONVENTION = "ndcg@10", "lightgbm"  # what ``score`` reports
+_ON_ENGINE: dict = {}  # (engine, class name) -> the estimator class bound to that engine
 
 
 class RankerEstimator(ScikitLearnProtocol):
@@ -44,6 +45,10 @@ class RankerEstimator(ScikitLearnProtocol):
     engine = REFERENCE
     param_objects: tuple = (FitParams,)
     model_algorithm: str = ""  # the ``algorithm`` field of its models; ``load`` refuses others
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _ON_ENGINE[cls.engine, cls.__name__] = cls
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -85,16 +90,21 @@ class RankerEstimator(ScikitLearnProtocol):
         Only the first ``eval_set`` entry is used (metric history, early stopping).
         ``init_score``: raw initial scores of the training rows (boosted rankers; not
         saved with the model). ``callback(iteration, record)`` is called after every tree.
+
+        Everything is read and checked here, once, before any tree: the parameters, the data
+        (:class:`~twinrank.reference.io.data.Dataset` checks X, y and the queries), the prior
+        model (``params.prior``, loaded and verified once) and the feature costs
+        (``feature_costs_``); :meth:`fit_model` receives them checked.
         """
         params = self.validated_params()
         params.costs = self.cost_params()
+        params.prior = as_model(params.fit.init_model)
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
         if train.n_features == 0:
             raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
                                  f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
         self.check_data(params, train, valid, init_score)
-        self.feature_costs_ = None if params.costs is None else feature_cost_array(
-            params.costs.feature_costs, train.n_features)  # (n_features,) or None
+        self.feature_costs_ = None if params.costs is None else params.costs.cost_array(train.n_features)
         fitted = None
         if params.fit.missing not in SPLIT_STRATEGIES:
             fitted = run_fit(self.engine, train.X, params.fit.missing)
@@ -120,6 +130,17 @@ class RankerEstimator(ScikitLearnProtocol):
         """Raise ParameterError if the data do not suit the parameters (before any fitting)."""
         if init_score is not None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
+        if valid is None and self.needs_validation(params):
+            raise ParameterError(f"{self.needs_validation(params)[0]} needs validation data: "
+                                 "fit(..., eval_set=[valid]); on the command line, --valid")
+
+    def needs_validation(self, params) -> list[str]:
+        """What in ``params`` reads validation data (each a phrase; empty: nothing does).
+
+        The one rule: ``fit`` refuses to start without an ``eval_set`` when this is not empty,
+        and the command line refuses a missing ``--valid`` by the same list.
+        """
+        return []
 
     def cost_ledger(self, cost_lambda: float, prior: Ensemble | None = None) -> CostLedger | None:
         r"""The feature costs the fit's first tree sees (None when cost-blind: no costs or
@@ -145,7 +166,7 @@ class RankerEstimator(ScikitLearnProtocol):
 
         ``exits``: an :class:`~twinrank.reference.costs.exits.EarlyExit`; then the result is an
         :class:`~twinrank.reference.costs.exits.ExitScores` (scores, each document's exit tree and
-        its cost, :mod:`~twinrank.reference.costs.cost`, with the model's feature costs, zero if
+        its cost, :mod:`~twinrank.reference.analysis.cost`, with the model's feature costs, zero if
         it has none, and a tree cost of 1). A Dataset's queries are the exits' queries; an
         array is one query.
         """
@@ -230,18 +251,23 @@ class BoostedRanker(RankerEstimator):
 
     def tree_params(self) -> TreeParams:
         """The validated :class:`TreeParams` of this estimator (``missing="separate"``: three-way splits)."""
-        fit = from_names(FitParams, self.get_params())
-        return from_names(TreeParams, self.get_params(), missing_split=fit.missing_split,
+        return from_names(TreeParams, self.get_params(), missing_split=missing_split(self.missing),
                           **self.tree_fixed)
 
     def check_data(self, params, train, valid, init_score) -> None:
-        boost = getattr(params, "boost", None)
-        if valid is None and boost is not None and (
-                boost.early_stopping_rounds or boost.overfit_tolerance is not None):
-            raise ParameterError("early stopping (early_stopping_rounds, overfit_tolerance) needs "
-                                 "validation data: fit(..., eval_set=[valid]); on the command line, --valid")
-        if init_score is not None and boost is None:
+        if init_score is not None and getattr(params, "boost", None) is None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
+        super().check_data(params, train, valid, None)
+
+    def needs_validation(self, params) -> list[str]:
+        """Also: early stopping and the overfitting tolerance read the validation metric."""
+        boost = getattr(params, "boost", None)
+        needs = super().needs_validation(params)
+        if boost is not None and boost.early_stopping_rounds:
+            needs.append("early stopping (early_stopping_rounds)")
+        if boost is not None and boost.overfit_tolerance is not None:
+            needs.append("the overfitting tolerance (overfit_tolerance)")
+        return needs
 
     def _model_params(self) -> dict:
         """``get_params()`` as stored in the model file (a prior model is stored as a model)."""
@@ -249,6 +275,20 @@ class BoostedRanker(RankerEstimator):
         if params.get("init_model") is not None and not isinstance(params["init_model"], str):
             params["init_model"] = "<prior model, stored in the model file>"
         return with_resolved_costs(params, getattr(self, "feature_costs_", None))
+
+
+def estimator_on(engine: Engine, estimator: type) -> type:
+    """The class of ``estimator`` (e.g. ``LambdaMART``) bound to ``engine``: how an estimator that
+    holds an engine makes the estimators it needs (a bag's members, IGBRT's forest, the domain
+    classifier of transfer).
+
+    The twins declare their classes (``twinrank.fast.rankers`` binds every fast one); for an engine
+    nobody declared a class for (a test's recording engine), the subclass is made on first use.
+    """
+    if (engine, estimator.__name__) not in _ON_ENGINE:
+        type(estimator.__name__, (estimator,), {"engine": engine, "__module__": estimator.__module__,
+                                                "__doc__": estimator.__doc__})  # registers itself
+    return _ON_ENGINE[engine, estimator.__name__]
 
 
 def with_resolved_costs(params: dict, costs) -> dict:

@@ -2,7 +2,7 @@ r"""BL-MART: bagged LambdaMART (Ganjisaffar, Caruana & Lopes, SIGIR 2011).
 
 Boosting lowers bias; bagging lowers variance. BL-MART trains $B$ LambdaMART models,
 each on a sample of the training **queries** (a fraction ``query_fraction`` = 0.67,
-drawn without replacement, as the paper's Sec. 3.3), each early-stopped on the whole
+drawn without replacement, as the paper's Sec. 3.5), each early-stopped on the whole
 validation set (``early_stopping_rounds``, or the overfitting tolerance
 ``overfit_tolerance``: keep adding trees until validation has dropped that far below
 its best), and scores a query by combining the members' scores per query
@@ -20,8 +20,8 @@ node). So the bag depends on the seed and the member's index only: the same bag 
 process, in processes or on Dask (members are trained through
 :func:`~twinrank.reference.ensembles.runs.execute`), and in both twins.
 
-Every LambdaMART parameter is a member parameter; a member is the twin's own
-LambdaMART (``member_estimator``).
+Every LambdaMART parameter is a member parameter; a member is the LambdaMART of the
+bag's engine (:func:`~twinrank.reference.rankers._estimator.estimator_on`).
 """
 from __future__ import annotations
 
@@ -45,7 +45,14 @@ from twinrank.reference.params import (
     TreeParams,
     from_names,
 )
-from twinrank.reference.rankers._estimator import SCORE_CONVENTION, SCORE_METRIC, as_dataset, first_eval_set
+from twinrank.reference.rankers._estimator import (
+    SCORE_CONVENTION,
+    SCORE_METRIC,
+    as_dataset,
+    as_model,
+    estimator_on,
+    first_eval_set,
+)
 from twinrank.reference.rankers.lambdamart import LambdaMART
 
 __all__ = ["BLMART", "BagModel", "bag_scores", "member_seeds", "member_queries", "ALGORITHM"]
@@ -89,11 +96,12 @@ class BLMART(LambdaMART):
     early_stopping_rounds, overfit_tolerance, overfit_extra_trees, seed :
         as every other :class:`~twinrank.reference.rankers.lambdamart.LambdaMART` parameter, each
         member's; ``seed`` is the master seed of the members' seeds (the module docstring).
+        The paper's Table 2 gives the leaf size as a percent of the rows: ``min_samples_leaf="0.25%"``;
+        its trees (jforests) are least-squares fits to the lambdas: ``split_gain="least_squares"``.
     """
 
     param_objects = (BaggingParams,) + LambdaMART.param_objects
     model_algorithm = ALGORITHM
-    member_estimator = LambdaMART  # the twin's LambdaMART (fast: twinrank.fast.rankers.lambdamart.LambdaMART)
 
     def __init__(self, *, n_models=BaggingParams.n_models, query_fraction=BaggingParams.query_fraction,
                  combine=BaggingParams.combine, n_jobs=BaggingParams.n_jobs, workers=BaggingParams.workers,
@@ -103,6 +111,7 @@ class BLMART(LambdaMART):
                  min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
                  min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 split_gain=TreeParams.split_gain,
                  feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
@@ -118,6 +127,10 @@ class BLMART(LambdaMART):
                  verbose=FitParams.verbose):
         self._set_init_params(locals())
 
+    def member_estimator(self) -> type:
+        """The members' class: the LambdaMART of this bag's engine."""
+        return estimator_on(self.engine, LambdaMART)
+
     def member_params(self) -> dict:
         """The parameters every member's LambdaMART takes (all but the bag's and the seed)."""
         bag = {f.name for f in dataclasses.fields(BaggingParams)}
@@ -125,7 +138,7 @@ class BLMART(LambdaMART):
 
     def validated_params(self) -> SimpleNamespace:
         """The bag's parameters, and every member parameter validated as LambdaMART validates it."""
-        params = self.member_estimator(**self.member_params()).validated_params()
+        params = self.member_estimator()(**self.member_params()).validated_params()
         params.bag = from_names(BaggingParams, self.get_params())
         return params
 
@@ -139,7 +152,12 @@ class BLMART(LambdaMART):
         if init_score is not None:
             raise ParameterError("BLMART takes no init_score (init_model gives every member a prior model)")
         train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
-        self.member_estimator(**self.member_params()).check_data(params, train, valid, None)
+        member = self.member_estimator()
+        member(**self.member_params()).check_data(params, train, valid, None)
+        costs = from_names(CostParams, self.get_params()).cost_array(train.n_features)
+        self.feature_costs_ = costs
+        # read once here, not once per member: the prior model and the feature costs
+        fixed = {**self.member_params(), "init_model": as_model(params.fit.init_model), "feature_costs": costs}
         seeds = member_seeds(self.seed, params.bag.n_models)
         folds = [Fold(f"member{m}", train.take_queries(member_queries(s, train.n_queries,
                                                                         params.bag.query_fraction)), valid)
@@ -148,7 +166,7 @@ class BLMART(LambdaMART):
         executor = make_executor(n_jobs=params.bag.n_jobs, workers=params.bag.workers,
                                  scheduler=params.bag.scheduler)
         try:
-            results = execute(runs, folds, self.member_estimator, fixed=self.member_params(),
+            results = execute(runs, folds, member, fixed=fixed,
                               executor=executor, keep_models=True,
                               progress=None if callback is None else lambda done, total, row: callback(
                                   row["run"], row))
@@ -207,6 +225,6 @@ class BLMART(LambdaMART):
 
 
 def _as_member(bag: BLMART, member) -> LambdaMART:
-    est = bag.member_estimator()
+    est = bag.member_estimator()()
     est._set_fitted(member)
     return est

@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from twinrank.reference.engine import REFERENCE
+from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.ensembles.boosting import run_boosting
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import Dataset, dense_features
@@ -62,7 +62,8 @@ from twinrank.reference.rankers._estimator import BoostedRanker, truncated, with
 
 __all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
            "probabilities_from_scores", "relevance_weights", "fit_relevance_weights",
-           "classifier_seed", "load_model", "ALGORITHM", "WEIGHTINGS"]
+           "classifier_seed", "load_model", "run_classifier_scores", "run_class_probabilities",
+           "run_expected_relevance", "ALGORITHM", "WEIGHTINGS"]
 
 
 def classifier_seed(seed: int, j: int) -> int:
@@ -125,24 +126,34 @@ def fit_relevance_weights(probabilities, y) -> np.ndarray:
 
 def classifier_scores(model: McRankModel, X) -> np.ndarray:
     """The raw scores $s_j$ (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
-    return _classifier_scores(model.classifiers, X, REFERENCE)
+    return run_classifier_scores(REFERENCE, model.classifiers, X)
 
 
 def class_probabilities(model: McRankModel, X) -> np.ndarray:
     """The class probabilities $p_k$ (float64, shape (n_rows, K)) of the rows of ``X``."""
-    return probabilities_from_scores(classifier_scores(model, X))
+    return run_class_probabilities(REFERENCE, model, X)
 
 
 def expected_relevance(model: McRankModel, X) -> np.ndarray:
     r"""The expected relevance $\sum_k p_k F(c_k)$ (float64, shape (n_rows,)) of the rows of ``X``."""
-    return class_probabilities(model, X) @ model.relevance_weights
+    return run_expected_relevance(REFERENCE, model, X)
 
 
-def _classifier_scores(classifiers, X, engine) -> np.ndarray:
-    """:func:`classifier_scores` on the kernels of ``engine`` (both twins share this)."""
+def run_classifier_scores(engine: Engine, classifiers, X) -> np.ndarray:
+    """The scores (n_rows, K-1) of ``classifiers`` (a McRank model's) on ``engine``'s scorer."""
     X = np.asarray(X)
     columns = [engine.predict_ensemble(c, X) for c in classifiers]  # K-1 arrays of (n_rows,)
     return np.stack(columns, axis=1)  # (n_rows, K-1)
+
+
+def run_class_probabilities(engine: Engine, model: McRankModel, X) -> np.ndarray:
+    """:func:`class_probabilities` on ``engine``'s scorer."""
+    return probabilities_from_scores(run_classifier_scores(engine, model.classifiers, X))
+
+
+def run_expected_relevance(engine: Engine, model: McRankModel, X) -> np.ndarray:
+    """:func:`expected_relevance` on ``engine``'s scorer."""
+    return run_class_probabilities(engine, model, X) @ model.relevance_weights
 
 
 class McRank(BoostedRanker):
@@ -251,7 +262,7 @@ class McRank(BoostedRanker):
                        for j, c in enumerate(labels[:-1])]
         if params.mcrank.fit_weights:
             probabilities = probabilities_from_scores(
-                _classifier_scores(classifiers, train.X, self.engine))
+                run_classifier_scores(self.engine, classifiers, train.X))
             weights = fit_relevance_weights(probabilities, train.y)
         else:
             weights = relevance_weights(labels, params.mcrank.weighting)
@@ -286,7 +297,7 @@ class McRank(BoostedRanker):
                        for c in model.classifiers]
         X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
-            scores = _classifier_scores(classifiers, X, self.engine)
+            scores = run_classifier_scores(self.engine, classifiers, X)
         return probabilities_from_scores(scores)
 
     @classmethod

@@ -19,7 +19,6 @@ from twinrank.reference.ensembles.dropout import run_dart
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.metric_names import parse_metric
 from twinrank.reference.params import BoostParams, FitParams, LambdaRankParams, TreeParams, from_names
-from twinrank.reference.rankers._estimator import as_model
 from twinrank.reference.rankers.lambdamart import LambdaMART
 
 __all__ = ["DART", "XDART", "DARTParams", "DROP_STRATEGIES"]
@@ -41,7 +40,7 @@ class DART(LambdaMART):
         in the history when given validation data.
     snapshot_sizes : ensemble sizes whose model is kept in the model file (``predict(X, n_trees=size)``).
     max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
-    query_subsample, feature_fraction, max_bins, sigma, truncation, normalize, target, metric,
+    split_gain, query_subsample, feature_fraction, max_bins, sigma, truncation, normalize, target, metric,
     convention, init_model, missing, seed, n_threads, verbose :
         as :class:`~twinrank.reference.rankers.lambdamart.LambdaMART`'s. Feature costs, optimal steps and
         early stopping are not offered: trees are rescaled and removed after they are grown.
@@ -59,7 +58,7 @@ class DART(LambdaMART):
                  max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
                  min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
-                 min_gain_to_split=TreeParams.min_gain_to_split,
+                 min_gain_to_split=TreeParams.min_gain_to_split, split_gain=TreeParams.split_gain,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,
@@ -83,18 +82,19 @@ class DART(LambdaMART):
         return self.n_trees if not self.prune else from_names(DARTParams, self.get_params()).iteration_cap(
             self.n_trees)
 
-    def check_data(self, params, train, valid, init_score) -> None:
-        """Also: X-DART's pruning test and the adaptive strategy need validation data."""
-        super().check_data(params, train, valid, init_score)
-        if valid is None and (self.prune or params.dart.drop == "adaptive"):
-            what = "X-DART's pruning test" if self.prune else "the adaptive drop strategy"
-            raise ParameterError(f"{what} reads the validation loss after every iteration: "
-                                 "fit(..., eval_set=[valid]); on the command line, --valid")
+    def needs_validation(self, params) -> list[str]:
+        """Also: X-DART's pruning test and the adaptive strategy read the validation loss every iteration."""
+        needs = super().needs_validation(params)
+        if self.prune:
+            needs.append("X-DART's pruning test")
+        if params.dart.drop == "adaptive":
+            needs.append("the adaptive drop strategy (drop='adaptive')")
+        return needs
 
     def fit_model(self, params, train, valid, *, init_score, callback):
         """The DART / X-DART loop (:func:`~twinrank.reference.ensembles.dropout.run_dart`) on LambdaRank's gradients."""
         return run_dart(self.engine, train, self.lambdarank_loss(params, train), params.boost, params.dart, prune=self.prune, valid=valid,
-                        init_model=as_model(params.fit.init_model), init_scores=init_score,
+                        init_model=params.prior, init_scores=init_score,
                         algorithm=self.model_algorithm, model_params=self._model_params(), callback=callback)
 
 
@@ -116,7 +116,7 @@ class XDART(DART):
                  max_leaves=TreeParams.max_leaves, max_depth=TreeParams.max_depth,
                  min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
-                 min_gain_to_split=TreeParams.min_gain_to_split,
+                 min_gain_to_split=TreeParams.min_gain_to_split, split_gain=TreeParams.split_gain,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,

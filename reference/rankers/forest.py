@@ -49,8 +49,16 @@ from types import SimpleNamespace
 
 from twinrank.reference.ensembles._forest_loop import TREES_PER_BATCH, grow_forest, run_forest, tree_sample
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.params import BoostParams, CostParams, FitParams, ForestParams, TreeParams, from_names
-from twinrank.reference.rankers._estimator import BoostedRanker
+from twinrank.reference.params import (
+    BoostParams,
+    CostParams,
+    FitParams,
+    ForestParams,
+    TreeParams,
+    from_names,
+    missing_split,
+)
+from twinrank.reference.rankers._estimator import BoostedRanker, estimator_on
 from twinrank.reference.rankers.gbrt import GBRT, counting_from
 from twinrank.reference.trees.tree import grow_trees
 
@@ -194,10 +202,8 @@ class IGBRT(GBRT):
         shared = {name: values[name] for name in ("max_bins", "metric", "convention", "seed",
                                                   "n_threads", "feature_costs", "free_after_use")}
         own = {name[3:]: value for name, value in values.items() if name.startswith("rf_")}
-        forest = RandomForest(**own, **shared,
-                              missing="separate" if self.missing == "separate" else "learn")  # fills: fitted by IGBRT
-        forest.engine = self.engine  # the IGBRT's twin grows its forest
-        return forest
+        # a fill strategy is the IGBRT's, fitted once; the forest splits as the IGBRT does
+        return estimator_on(self.engine, RandomForest)(**own, **shared, missing=missing_split(self.missing))
 
     def boost_params(self) -> BoostParams:
         """The validated :class:`BoostParams` of the boosting (seed ``seed + 1``)."""
@@ -208,7 +214,7 @@ class IGBRT(GBRT):
                                  boost=self.boost_params())
         try:
             params.forest = self.forest()
-            params.forest.forest_params()  # validate both parts before any work
+            params.forest_params = params.forest.validated_params()  # both parts validated before any work
         except ParameterError as e:
             raise ParameterError(f"the forest's parameters (rf_*): {e}") from None
         return params
@@ -224,7 +230,8 @@ class IGBRT(GBRT):
         boosted trees after them.
         """
         forest = params.forest
-        forest.fit(train, eval_set=None if valid is None else [valid], callback=callback)
-        return self._boost_runs(train, valid, params.boost, forest.model_, "igbrt",
+        forest.feature_costs_ = self.feature_costs_  # read once, by this fit
+        forest_model = forest.fit_model(params.forest_params, train, valid, init_score=None, callback=callback)
+        return self._boost_runs(train, valid, params.boost, forest_model, "igbrt",
                                 counting_from(forest.n_trees, callback), 1, init_score)
 

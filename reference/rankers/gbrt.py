@@ -41,7 +41,7 @@ from twinrank.reference.params import (
     TreeParams,
     from_names,
 )
-from twinrank.reference.rankers._estimator import BoostedRanker, as_model
+from twinrank.reference.rankers._estimator import BoostedRanker
 
 __all__ = ["GBRT", "averaged", "counting_from"]
 
@@ -135,8 +135,7 @@ class GBRT(BoostedRanker):
 
     def fit_model(self, params, train, valid, *, init_score, callback):
         """``average_runs`` runs of least-squares boosting, from the mean label or ``init_model``."""
-        init_model = as_model(params.fit.init_model)
-        return self._boost_runs(train, valid, params.boost, init_model, "gbrt", callback,
+        return self._boost_runs(train, valid, params.boost, params.prior, "gbrt", callback,
                                 params.averaging.average_runs, init_score)
 
     def _boost_runs(self, train, valid, params, init_model, algorithm, callback, n_runs,

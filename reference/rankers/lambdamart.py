@@ -40,7 +40,7 @@ from twinrank.reference.params import (
     from_names,
     parse_target,
 )
-from twinrank.reference.rankers._estimator import BoostedRanker, as_model
+from twinrank.reference.rankers._estimator import BoostedRanker
 
 __all__ = ["LambdaMART", "parse_target", "TARGETS"]
 
@@ -52,9 +52,10 @@ class LambdaMART(BoostedRanker):
     ----------
     n_trees, learning_rate : boosting rounds and shrinkage.
     max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
-    cost_lambda :
+    cost_lambda, split_gain :
         tree shape (see :class:`~twinrank.reference.params.TreeParams`);
-        ``min_samples_leaf`` is a count or a fraction of the round's rows.
+        ``min_samples_leaf`` is a count, a fraction or a percent ``"p%"`` of the round's rows;
+        ``split_gain="least_squares"`` is the papers' tree, a least-squares fit to the lambdas.
     feature_costs, free_after_use : the cost of each feature (an array, or a file of
         ``feature cost`` lines) and whether a feature is free once some earlier tree split on
         it (:class:`~twinrank.reference.params.CostParams`); with ``cost_lambda > 0`` splits
@@ -78,11 +79,12 @@ class LambdaMART(BoostedRanker):
     eval_train : record ``metric`` on the training set after every tree (``history_`` key
         ``"train:<metric>"``, also in the callback record); it costs one metric evaluation
         of the training set per tree, so it is off by default.
-    step, step_range, step_on : ``step="optimal"`` weights each tree by the exact best
-        $\alpha$ in ``step_range`` of ``metric`` on the ``eval_set`` (``step_on="valid"``) or the
-        training set ("OC", Wu, Burges, Svore & Gao 2010, Sec. 5.6) instead of shrinking its
-        Newton leaves by ``learning_rate``; each alpha is the tree's weight in the model and
-        ``history_["alpha"]``. See :class:`~twinrank.reference.params.BoostParams`.
+    step, step_range, step_on : ``step="optimal"`` weights each tree (its shrunk Newton leaves) by
+        the exact best $\alpha$ in ``step_range`` of ``metric`` on the ``eval_set``
+        (``step_on="valid"``) or the training set; ``step="oc"`` is the paper's form ("OC", Wu,
+        Burges, Svore & Gao 2010, Sec. 5.6): a least-squares tree of the lambdas, unshrunk, whose
+        one weight $\alpha$ replaces the Newton values. Each alpha is the tree's weight in the model
+        and ``history_["alpha"]``. See :class:`~twinrank.reference.params.BoostParams`.
     learning_rate_schedule, schedule_rate : ``"adaptive"`` shrinks tree $i$ by
         $\eta / (\lfloor r i \rfloor + \eta)$ ($\eta$ while $\lfloor r i \rfloor = 0$), $r$ =
         ``schedule_rate``: DART's normalisation without its dropout ("LambdaMART A.L.R.",
@@ -112,6 +114,7 @@ class LambdaMART(BoostedRanker):
                  min_samples_leaf=TreeParams.min_samples_leaf,
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
                  min_gain_to_split=TreeParams.min_gain_to_split, cost_lambda=TreeParams.cost_lambda,
+                 split_gain=TreeParams.split_gain,
                  feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
@@ -141,19 +144,22 @@ class LambdaMART(BoostedRanker):
 
     def check_data(self, params, train, valid, init_score) -> None:
         """Also: LambdaRank's pairs are pairs of one query, so data read without query ids is refused;
-        the optimal step on validation data needs validation data."""
+        the optimal step's metric must have a cutoff it can search."""
         super().check_data(params, train, valid, init_score)
-        boost = params.boost
-        if boost.step == "optimal":
-            metric_cutoff(boost.metric)
-            if boost.step_on == "valid" and valid is None:
-                raise ParameterError("step='optimal' with step_on='valid' chooses each tree's weight on "
-                                     "validation data: fit(..., eval_set=[valid]); on the command line, "
-                                     "--valid (or step_on='train')")
+        if params.boost.searches_step:
+            metric_cutoff(params.boost.metric)
         for what, data in (("the training data", train), ("the eval_set", valid)):
             if data is not None and not data.has_queries:
                 raise ParameterError(f"{what} was read from a file without query ids (no 'qid:', no group "
                                      "file), which makes one query of all rows; LambdaMART needs the queries")
+
+    def needs_validation(self, params) -> list[str]:
+        """Also: the optimal step chosen on validation data (``step_on="valid"``)."""
+        needs = super().needs_validation(params)
+        if params.boost.searches_step and params.boost.step_on == "valid":
+            needs.append(f"step={params.boost.step!r} with step_on='valid' (each tree's weight chosen on "
+                         "validation data; or step_on='train')")
+        return needs
 
     def lambdarank_loss(self, params, train):
         """This twin's LambdaRank loss of ``train`` for the target metric (LambdaRankParams)."""
@@ -165,8 +171,6 @@ class LambdaMART(BoostedRanker):
     def fit_model(self, params, train, valid, *, init_score, callback):
         """Boost on LambdaRank's gradients of the target metric (Burges 2010, Alg. 1)."""
         loss = self.lambdarank_loss(params, train)
-        return run_boosting(self.engine, train, loss, params.boost, valid=valid,
-                            init_model=as_model(params.fit.init_model), init_scores=init_score,
-                            algorithm="lambdamart", model_params=self._model_params(),
-                            callback=callback, costs=self.cost_ledger(
-                                params.boost.tree.cost_lambda, as_model(params.fit.init_model)))
+        return run_boosting(self.engine, train, loss, params.boost, valid=valid, init_model=params.prior,
+                            init_scores=init_score, algorithm="lambdamart", model_params=self._model_params(),
+                            callback=callback, costs=self.cost_ledger(params.boost.tree.cost_lambda, params.prior))

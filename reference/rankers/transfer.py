@@ -24,30 +24,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import Dataset, query_folds, query_rows
 from twinrank.reference.rankers import classification
-from twinrank.reference.trees import predict
+from twinrank.reference.rankers._estimator import estimator_on
 
-__all__ = ["domain_scores", "augment", "model_features", "default_classifier", "SOURCE_OUTPUTS"]
+__all__ = ["domain_scores", "augment", "model_features", "default_classifier", "run_domain_scores",
+           "run_model_features", "SOURCE_OUTPUTS"]
 
 SOURCE_OUTPUTS = ("Q", "P", "C")
 
 
-def default_classifier():
-    """The domain classifier when none is given: a small McRank of the labels {0, 1}."""
-    return classification.McRank(n_trees=50, max_leaves=8, learning_rate=0.1)
+def default_classifier(engine: Engine = REFERENCE):
+    """The domain classifier when none is given: a small McRank of the labels {0, 1} on ``engine``."""
+    return estimator_on(engine, classification.McRank)(n_trees=50, max_leaves=8, learning_rate=0.1)
 
 
 def domain_scores(source: Dataset, target: Dataset, make_classifier=None, n_folds: int = 5,
                   seed: int = 0) -> np.ndarray:
+    """Out-of-fold $P(\\text{target} \\mid x)$ of every source document (:func:`run_domain_scores`)."""
+    return run_domain_scores(REFERENCE, source, target, make_classifier, n_folds, seed)
+
+
+def run_domain_scores(engine: Engine, source: Dataset, target: Dataset, make_classifier=None,
+                      n_folds: int = 5, seed: int = 0) -> np.ndarray:
     """Out-of-fold $P(\\text{target} \\mid x)$ of every source document, float64 (n_source_rows,).
 
     ``make_classifier()`` returns an unfitted estimator with ``fit(Dataset)`` and
-    ``predict_proba`` (column 1: the target class) or ``predict``; default a McRank.
+    ``predict_proba`` (column 1: the target class) or ``predict``; default a McRank on ``engine``.
     The source's queries are cut by :func:`~twinrank.reference.io.data.query_folds` (``seed``).
     """
-    make_classifier = make_classifier or default_classifier
+    make_classifier = make_classifier or (lambda: default_classifier(engine))
     _check_widths(source, target)
     scores = np.empty(source.n_rows)  # (n_source_rows,)
     for train_queries, held_out in query_folds(source.n_queries, n_folds, seed=seed):
@@ -91,12 +99,11 @@ def model_features(model, X, kinds=SOURCE_OUTPUTS):
     Columns, in this order: ``"Q"`` the score; ``"P"`` one probability per label; ``"C"`` one
     cumulative probability per label but the highest. ``"P"`` and ``"C"`` need a McRank model.
     """
-    return features_with(predict.predict_ensemble, classification.expected_relevance,
-                         classification.class_probabilities, model, X, kinds)
+    return run_model_features(REFERENCE, model, X, kinds)
 
 
-def features_with(predict_ensemble, expected_relevance, class_probabilities, model, X, kinds):
-    """:func:`model_features` on a twin's scorers."""
+def run_model_features(engine: Engine, model, X, kinds=SOURCE_OUTPUTS):
+    """:func:`model_features` on ``engine``'s scorers."""
     kinds = tuple(kinds)
     if not kinds or any(k not in SOURCE_OUTPUTS for k in kinds):
         raise ParameterError(f"kinds must be some of {SOURCE_OUTPUTS}, got {kinds!r}")
@@ -108,10 +115,11 @@ def features_with(predict_ensemble, expected_relevance, class_probabilities, mod
     columns = []
     for kind in kinds:
         if kind == "Q":
-            score = (expected_relevance if is_mcrank else predict_ensemble)(model, features)
+            score = (classification.run_expected_relevance(engine, model, features) if is_mcrank
+                     else engine.predict_ensemble(model, features))
             columns.append(score[:, None])
         else:
-            p = class_probabilities(model, features)  # (n_rows, K)
+            p = classification.run_class_probabilities(engine, model, features)  # (n_rows, K)
             columns.append(p if kind == "P" else np.cumsum(p, axis=1)[:, :-1])
     wide = np.hstack([features, *columns]).astype(np.float32)  # (n_rows, d + extra)
     if data is None:

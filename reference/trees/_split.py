@@ -63,7 +63,8 @@ def best_split(hist, features, totals, n_bins, penalty, params: TreeParams, min_
     if len(features) == 0:
         return None
     gains, below = candidate_gains(hist, features, totals, n_bins, penalty, params, min_rows, two_way)
-    return first_tied(gains, below, hist[..., MISSING_BIN], features, totals, params, gradient_noise)
+    return first_tied(gains, below, hist[..., MISSING_BIN], features, totals, params, gradient_noise,
+                      penalty[features])
 
 
 SIDES = 3  # where a candidate sends the missing rows: 0 right, 1 left, 2 a child of their own
@@ -104,19 +105,26 @@ def candidate_gains(hist, features, totals, n_bins, penalty, params: TreeParams,
     return gains, below
 
 
-def first_tied(gains, below, missing, features, totals, params: TreeParams, gradient_noise: float = 0.0):
+def first_tied(gains, below, missing, features, totals, params: TreeParams, gradient_noise: float = 0.0,
+               penalty=None):
     r"""The tie rule: the first candidate, in the order (feature, bin, side), whose gain ties the best;
-    None if the best gain does not beat ``min_gain_to_split`` (:mod:`~twinrank.reference.trees.tree`, **Ties**).
+    None if the best candidate's own gain does not beat ``min_gain_to_split``
+    (:mod:`~twinrank.reference.trees.tree`, **Ties**).
 
-    With $G^*$ the best gain and $S = |G^*| + G^2/(H + \lambda_2)$, a gain ties the best when it
-    is at least :func:`tie_floor` $= G^* - \epsilon S$; the node splits only if
-    $G^* > \mathrm{min\_gain\_to\_split} + \epsilon S + (\epsilon A)^2 / (H + \lambda_2)$
-    (:func:`rounding_gain`). ``missing``: (3, k), the statistics of each feature's missing rows.
+    With $G^*$ the best (penalised) gain and $S = |G^*| + G^2/(H + \lambda_2)$, a gain ties the best
+    when it is at least :func:`tie_floor` $= G^* - \epsilon S$; the node splits only if
+    $G^* + \lambda_c c_{f^*} > \mathrm{min\_gain\_to\_split} + \epsilon S + (\epsilon A)^2 / (H + \lambda_2)$
+    (:func:`rounding_gain`), $f^*$ the best candidate's feature: the cost penalty ``penalty`` (k,)
+    chooses among the node's splits, it does not stop the growth (Mohan 2010, Eq. 6.1).
+    ``missing``: (3, k), the statistics of each feature's missing rows.
     """
     best = gains.max()
     scale = abs(best) + _score(totals, params.lambda_l2)
     noise = rounding_gain(gradient_noise, totals[H], params.lambda_l2)
-    if not best > params.min_gain_to_split + GAIN_TIE_RTOL * scale + noise:  # False where -inf
+    if best == -np.inf:
+        return None
+    own_gain = best + (0.0 if penalty is None else penalty[np.unravel_index(np.argmax(gains), gains.shape)[0]])
+    if not own_gain > params.min_gain_to_split + GAIN_TIE_RTOL * scale + noise:
         return None
     j, b, side = np.unravel_index(np.argmax(gains.ravel() >= tie_floor(best, scale)), gains.shape)
     f, gain = int(features[j]), float(gains[j, b, side])

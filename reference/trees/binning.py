@@ -60,17 +60,26 @@ def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:
     """
     check_int("max_bins", max_bins, low=2, high=255)
     X = _checked_matrix(X)
-    return [_column_thresholds(X[:, j], max_bins) for j in range(X.shape[1])]
+    return [_column_thresholds(X[:, j], max_bins, j) for j in range(X.shape[1])]
 
 
-def _column_thresholds(column: np.ndarray, max_bins: int) -> np.ndarray:
+def _column_thresholds(column: np.ndarray, max_bins: int, j: int) -> np.ndarray:
     present = np.sort(column[~np.isnan(column)].astype(np.float64))  # (n,) the s_i
+    refuse_infinite(present, column, j)
     distinct = np.unique(present)  # (m + 1,) the u_i
     if len(distinct) <= max_bins:
         return np.unique(_midpoint(distinct[:-1], distinct[1:]))
     p = (len(present) - 1) * np.arange(1, max_bins, dtype=np.int64)  # (max_bins - 1,)
     lo, hi = p // max_bins, -(-p // max_bins)  # floor and ceiling of p / max_bins
     return np.unique(_midpoint(present[lo], present[hi]))
+
+
+def refuse_infinite(present: np.ndarray, column: np.ndarray, j: int) -> None:
+    """ParameterError if column ``j`` holds an infinite value: one sorts first or last in ``present``
+    (the column's sorted non-NaN values), so the two ends decide without another pass over ``X``."""
+    if len(present) and (np.isinf(present[0]) or np.isinf(present[-1])):
+        raise ParameterError(f"X[{np.flatnonzero(np.isinf(column))[0]}, {j}] is infinite; "
+                             "use NaN for a missing value")
 
 
 def _midpoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -80,7 +89,10 @@ def _midpoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def apply_bins(X, thresholds: list) -> np.ndarray:
     """The ``uint8`` bin of every value: ``searchsorted(t, x, side="left")``, NaN -> ``MISSING_BIN``.
 
-    Returns an array of shape (n_rows, n_features) in C order.
+    Returns an array of shape (n_rows, n_features) in C order. The values are not checked again:
+    a :class:`~twinrank.reference.io.data.Dataset` refused infinite values when it was made, and
+    an infinite value binned anyway goes where its comparisons send it (``-inf`` to bin 0, ``+inf``
+    above every threshold).
     """
     X = _checked_matrix(X)
     _check_width(X, thresholds)
@@ -107,7 +119,4 @@ def _checked_matrix(X) -> np.ndarray:
         raise ParameterError(f"X must be a 2-D numeric array, got shape {X.shape} of {X.dtype}")
     if X.dtype.kind != "f":
         X = X.astype(np.float64)
-    if np.isinf(X).any():
-        r, c = np.argwhere(np.isinf(X))[0]
-        raise ParameterError(f"X[{r}, {c}] is infinite; use NaN for a missing value")
     return X

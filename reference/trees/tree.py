@@ -69,7 +69,9 @@ gain is a difference of), every candidate of gain $\ge G^* - \epsilon S$
 ties with the best, and the node's best split is the first tied candidate in
 the order (feature ascending, bin ascending, missing right before missing left),
 with its own gain. A node is split only if
-$G^* > \mathrm{min\_gain\_to\_split} + \epsilon S + (\epsilon A)^2 / (H + \lambda_2)$,
+$G^* + \lambda_c c_{f^*} > \mathrm{min\_gain\_to\_split} + \epsilon S + (\epsilon A)^2 / (H + \lambda_2)$
+($f^*$ the best candidate's feature: the cost penalty chooses among a node's splits, as in
+Mohan 2010, Eq. 6.1, and does not stop the growth),
 $A = \sum_i |g_i|$ over the tree's rows (a gain tied with
 ``params.min_gain_to_split`` does not beat it, and no split is made on a gain that
 is zero up to rounding, also where the node's gradients cancel:
@@ -103,6 +105,10 @@ are summed from their rows. It changes the last bits of the larger child's sums,
 choice beyond the tie rule: the fast twin subtracts the same way. A node that cannot split (at
 ``max_depth``, or with fewer than ``2 * min_rows`` rows) gets no histogram, and a node that may
 split on every feature skips the constant ones, which have no candidate (``_splittable``).
+
+**Least-squares splits.** With ``params.split_gain == "least_squares"`` (the papers'
+LambdaMART) the same rules run with every hessian 1, and the values and hessian sums are then
+refit from the true ``gradients`` and ``hessians`` (:func:`least_squares_job`).
 
 **Quantized gradients.** With ``quantized`` (a ``QuantizedGradients`` of
 ``quantize_gradients``) the same rules run on the integers $\tilde g, \tilde h$
@@ -176,18 +182,19 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask, feature_cost)
     leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
-    if quantized is None:
+    if quantized is None and params.split_gain == "newton":
         nodes = _grow(job)
         if leaf_of_row is not None:
             _label_rows(nodes, leaf_of_row)
         return _as_tree(nodes, job.thresholds)
-    on_integers = integer_job(job, checked_quantized(quantized, len(job.gradients)))
-    nodes = _grow(on_integers)
+    split_on = (least_squares_job(job) if quantized is None
+                else integer_job(job, checked_quantized(quantized, len(job.gradients))))
+    nodes = _grow(split_on)
     if leaf_of_row is None:
         leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) the leaf of each row
     _label_rows(nodes, leaf_of_row)
     return refit(_as_tree(nodes, job.thresholds), leaf_of_row, job.rows, job.gradients, job.hessians,
-                 params.lambda_l2, on_integers.gain_factor)
+                 params.lambda_l2, getattr(split_on, "gain_factor", 1.0))
 
 
 def grow_trees(binned, gradients, hessians, thresholds, params, samples, *, feature_cost=None) -> list:
@@ -195,6 +202,13 @@ def grow_trees(binned, gradients, hessians, thresholds, params, samples, *, feat
     (:func:`grow_tree`; a forest's trees of one round)."""
     return [grow_tree(binned, gradients, hessians, thresholds, params, rows=rows, feature_mask=mask,
                       feature_cost=feature_cost) for rows, mask in samples]
+
+
+def least_squares_job(job) -> SimpleNamespace:
+    """``split_gain="least_squares"``: the splits are chosen with every hessian 1 (a least-squares
+    regression tree of the gradients, gains $S^2/n$); :func:`grow_tree` then refits the leaves'
+    Newton values from the true hessians, as after quantized splits."""
+    return SimpleNamespace(**{**vars(job), "hessians": np.ones_like(job.hessians)})
 
 
 def _grow(job) -> list:

@@ -147,6 +147,30 @@ def test_the_twins_estimators_give_the_same_numbers(small, method):
     assert len({tuple(row) for row in a.scores.scores}) == a.scores.scores.shape[0]
 
 
+def test_twofold_averages_the_repeats_estimates_as_eqs_16_17(small):
+    """Each repeat's two models decomposed around their own mean, 1/(2-1), then averaged over
+    the repeats; ``pooled`` decomposes all 2J models around one mean, 1/(2J-1)."""
+    kwargs = dict(method="twofold", n_repeats=3, seed=3, params=dict(n_trees=2, min_samples_leaf=20))
+    paper = fast.bias_variance(forest(fast), *small, **kwargs)
+    pooled = fast.bias_variance(forest(fast), *small, pooled=True, **kwargs)
+    P, y, offsets = paper.scores.scores, paper.scores.y, paper.scores.query_offsets
+    np.testing.assert_array_equal(P, pooled.scores.scores)  # the same models, in repeat order
+    repeats = [reference.decompose(P[2 * j:2 * j + 2], y, offsets) for j in range(3)]
+    for name in ("bias2", "variance", "mse", "sre", "vre", "vre_signed", "error"):
+        by_hand = np.mean([getattr(r, name) for r in repeats])
+        assert getattr(paper, name) == pytest.approx(by_hand, rel=1e-12, abs=1e-15), name
+    by_hand_variance = np.mean([((P[2 * j:2 * j + 2] - P[2 * j:2 * j + 2].mean(axis=0)) ** 2).sum(axis=0)
+                                for j in range(3)], axis=0).mean()
+    assert paper.variance == pytest.approx(by_hand_variance, rel=1e-12)
+    assert_same(pooled, reference.decompose(P, y, offsets))
+    assert pooled.pooled and not paper.pooled and paper.vre != pytest.approx(pooled.vre)
+
+
+def test_the_bootstrap_samples_hold_63_percent_of_the_queries_by_default():
+    samples = reference.draw_training_sets(100, method="bootstrap", n_models=2)
+    assert [len(s) for s in samples] == [63, 63]
+
+
 @pytest.fixture(scope="module")
 def swept(small):
     calls = []

@@ -7,8 +7,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from twinrank.cli import main
-from twinrank.fast.costs import cost as fast_cost, exits as fast_exits
-from twinrank.reference.costs import cost as ref_cost, exits as ref_exits
+from twinrank.fast.analysis import cost as fast_cost
+from twinrank.fast.costs import exits as fast_exits
+from twinrank.reference.analysis import cost as ref_cost
+from twinrank.reference.costs import exits as ref_exits
 from twinrank.reference.costs.exits import EarlyExit
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.metrics import evaluate

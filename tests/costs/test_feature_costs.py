@@ -199,7 +199,7 @@ def test_cost_aware_gbrt_keeps_the_ndcg_at_half_the_feature_cost_on_mq2008():
     """The issue's bar: >= 98% of the cost-blind test NDCG@10 at <= half its mean feature cost
     (five feature groups, costs 1, 2, 4, 8, 16; the per-tree cost not counted)."""
     from twinrank.fast import GBRT, evaluate
-    from twinrank.fast.costs.cost import model_cost
+    from twinrank.fast.analysis.cost import model_cost
     train, _, test = load_mq2008(fold=1)
     results = []
     for cost_lambda in (0.0, 1.0):

@@ -20,7 +20,7 @@ from twinrank.testing import (
     Tolerance,
     assert_twins_agree,
     check_twin,
-    compare,
+    compare_twins,
     datasets,
     get,
     layers,
@@ -80,28 +80,28 @@ def _tiny():
 def test_compare_exact_and_tolerant_parts():
     exact, loose = TOLERANCES["exact"], Tolerance(1e-9, 0.0)
     a = {"x": np.array([1.0, np.nan, np.inf]), "n": np.array([3, 4])}
-    assert compare(a, {k: v.copy() for k, v in a.items()}, exact).passed
+    assert compare_twins(a, {k: v.copy() for k, v in a.items()}, exact).passed
     b = {"x": np.array([1.0 + 1e-12, np.nan, np.inf]), "n": np.array([3, 4])}
-    assert not compare(a, b, exact).passed and compare(a, b, loose).passed
-    result = compare(a, b, exact)
+    assert not compare_twins(a, b, exact).passed and compare_twins(a, b, loose).passed
+    result = compare_twins(a, b, exact)
     assert result.max_abs_diff == pytest.approx(1e-12, rel=1e-3) and "x[0]" in result.detail
-    assert compare(a, b, loose).allowed_abs_diff == pytest.approx(1e-9)
-    integers = compare(a, {"x": a["x"], "n": np.array([3, 5])}, loose)  # integers: exact whatever the tolerance
+    assert compare_twins(a, b, loose).allowed_abs_diff == pytest.approx(1e-9)
+    integers = compare_twins(a, {"x": a["x"], "n": np.array([3, 5])}, loose)  # integers: exact whatever the tolerance
     assert not integers.passed and "n[1]: reference 4, fast 5 (1 of 2 values differ)" in integers.detail
-    nan_moved = compare(a, {"x": np.array([1.0, 2.0, np.inf]), "n": a["n"]}, loose)
+    nan_moved = compare_twins(a, {"x": np.array([1.0, 2.0, np.inf]), "n": a["n"]}, loose)
     assert not nan_moved.passed and "x[1]" in nan_moved.detail
-    shape = compare(a, {"x": a["x"][:2], "n": a["n"]}, loose)
+    shape = compare_twins(a, {"x": a["x"][:2], "n": a["n"]}, loose)
     assert not shape.passed and shape.max_abs_diff is None and "shape" in shape.detail
-    assert not compare(a, {"x": a["x"]}, loose).passed
+    assert not compare_twins(a, {"x": a["x"]}, loose).passed
 
 
 def test_scaled_tolerance_and_relative_difference():
     tol = TOLERANCES["objectives"]
     r = np.array([0.0, 100.0])
     assert tol.bound(r)[0] == pytest.approx(1e-10 * 101)
-    result = compare({"g": r}, {"g": r + [5e-9, 0.0]}, tol)
+    result = compare_twins({"g": r}, {"g": r + [5e-9, 0.0]}, tol)
     assert result.passed and result.max_rel_diff == pytest.approx(5e-11)
-    assert not compare({"g": r}, {"g": r + [2e-8, 0.0]}, tol).passed
+    assert not compare_twins({"g": r}, {"g": r + [2e-8, 0.0]}, tol).passed
 
 
 @given(queries(max_queries=4, max_docs=6))

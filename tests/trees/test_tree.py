@@ -139,9 +139,10 @@ def test_best_split_matches_a_naive_split_finder(twin, seed, n_rows, n_features,
     split = twin.find_best_split(hist, totals, n_bins, allowed, penalty, params, min_rows)
     gains = [c[0] for c in candidates]
     tol = 1e-9 * (1 + max(map(abs, gains), default=0))
-    assume(all(abs(gain - params.min_gain_to_split) > tol for gain in gains))
+    assume(all(abs(c[0] + penalty[c[1]] - params.min_gain_to_split) > tol for c in candidates))
     best = next((c for c in candidates if c[0] == max(gains)), None)
-    if best is None or best[0] <= params.min_gain_to_split:
+    # the penalty chooses the split; the best candidate's own gain decides whether the node splits
+    if best is None or best[0] + penalty[best[1]] <= params.min_gain_to_split:
         event("no valid split")
         assert split is None
         return
@@ -286,7 +287,10 @@ def test_tree_invariants(twin, job):
     np.testing.assert_array_equal(tree.count[internal], tree.count[tree.left[internal]]
                                   + tree.count[tree.right[internal]])
     assert np.all(tree.count[1:] >= params.min_rows_in_leaf(len(rows)))
-    assert np.all(tree.gain[internal] > params.min_gain_to_split)
+    cost = options["feature_cost"]
+    penalty = params.cost_lambda * (np.zeros(X.shape[1]) if cost is None else np.asarray(cost))
+    # a split's stored gain is net of its cost penalty; its own gain beats min_gain_to_split
+    assert np.all(tree.gain[internal] + penalty[tree.feature[internal]] > params.min_gain_to_split)
     assert np.all(tree.left[internal] > internal) and np.all(tree.right[internal] == tree.left[internal] + 1)
     assert np.all((tree.missing[internal] == tree.left[internal]) | (tree.missing[internal] == tree.right[internal]))
     mask = options["feature_mask"]

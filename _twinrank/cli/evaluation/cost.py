@@ -1,6 +1,6 @@
 """``twinrank cost``: the mean cost of scoring a data file with a model, per tree, with early exits.
 
-The cost (:mod:`twinrank.reference.costs.cost`) of a document scored by $t$ trees is
+The cost (:mod:`twinrank.reference.analysis.cost`) of a document scored by $t$ trees is
 ``tree_cost * t`` plus the costs of the features those trees use, each paid once;
 ``--json`` prints ``mean_cost``, ``mean_feature_cost``, ``cost_per_tree`` (the
 cumulative mean after each tree) and the exit trees' counts. The exit flags are

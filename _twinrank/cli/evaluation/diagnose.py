@@ -31,6 +31,7 @@ from twinrank.cli.training.grid import _require_matplotlib, parse_params
 from twinrank.cli.training.train import ALGORITHMS, _metric
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.metrics import CONVENTIONS, DEFAULT_CONVENTION
+from twinrank.reference.evaluation.variance import NUMBERS
 
 EXAMPLE = """\
 example (RF-point's per-tree query sub-sample p on MQ2008, both methods' data saved):
@@ -39,7 +40,6 @@ example (RF-point's per-tree query sub-sample p on MQ2008, both methods' data sa
       --test mq2008/test.txt --set n_trees=50 --set bootstrap=false \\
       --param query_subsample=0.05,0.2,0.5,1.0 --json --plot bv.png --save-scores bv
 """
-NUMBERS = ("bias2", "variance", "mse", "sre", "vre", "vre_signed", "error")
 
 
 def add_parser(sub) -> None:
@@ -59,8 +59,12 @@ def add_parser(sub) -> None:
     q.add_argument("--models", type=int, default=10, metavar="B", help="models of --method bootstrap (default 10)")
     q.add_argument("--repeats", type=int, default=5, metavar="J",
                    help="halvings of --method twofold, 2 J models (default 5)")
-    q.add_argument("--fraction", type=float, default=0.5,
-                   help="fraction of the training queries in each bootstrap sample, in (0, 1] (default 0.5)")
+    q.add_argument("--fraction", type=float, default=0.63,
+                   help="fraction of the training queries in each bootstrap sample, in (0, 1] (default 0.63, "
+                        "the paper's)")
+    q.add_argument("--pooled", action="store_true",
+                   help="twofold: decompose all 2 J models around one mean (1/(2J-1)) instead of the paper's "
+                        "mean of the repeats' estimates")
     q.add_argument("--param", metavar="NAME=V1,V2,...",
                    help="the one parameter to sweep and its values, e.g. query_subsample=0.05,0.2,0.5,1")
     q.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -113,7 +117,8 @@ def run(args) -> int:
         diagnostics = engine_module(args.engine, "diagnostics")
         options = dict(method=args.method, n_models=args.models, n_repeats=args.repeats, fraction=args.fraction,
                        metric=args.metric, convention=args.convention, ddof=args.ddof, seed=args.seed,
-                       executor=executor, include_no_relevant=args.include_no_relevant, params=fixed,
+                       executor=executor, include_no_relevant=args.include_no_relevant, pooled=args.pooled,
+                       params=fixed,
                        progress=None if args.quiet else ModelProgress())
         results = (diagnostics.sweep(estimator, train, test, name, values, **options) if name
                    else [diagnostics.bias_variance(estimator, train, test, **options)])
@@ -142,7 +147,20 @@ def _report(args, name, results) -> dict:
     return {"algorithm": args.algorithm, "engine": args.engine, "method": args.method,
             "param": name, "metric": args.metric, "convention": args.convention,
             "ddof": args.ddof, "include_no_relevant": args.include_no_relevant, "seed": args.seed,
-            "n_queries": int(results[0].scores.query_offsets.size - 1), "settings": settings}
+            "n_queries": int(results[0].scores.query_offsets.size - 1), **_estimator_of(args),
+            "settings": settings}
+
+
+def _estimator_of(args) -> dict:
+    """How the numbers were estimated (Ibrahim Sec. 5.2), and the row order of the saved matrices."""
+    if args.method == "bootstrap":
+        return {"fraction": args.fraction, "estimator": "one decomposition of all models"}
+    if args.pooled:
+        return {"estimator": "pooled: all 2J models around one mean, 1/(2J-1)",
+                "rows": "repeat order: rows 2j and 2j+1 are repeat j's two halves"}
+    return {"estimator": "per repeat (Eqs. 16-17): each repeat's two models around their own mean, 1/(2-1), "
+                         "averaged over the repeats",
+            "rows": "repeat order: rows 2j and 2j+1 are repeat j's two halves"}
 
 
 def save_scores(folder, results, report) -> None:

@@ -103,7 +103,7 @@ def first_trees(model, trees: str | None):
         return model
     k = _tree_count(model, trees)
     kept = model.truncated(k)
-    if model.snapshots:  # DART: the snapshot at that size, its own weights
+    if model.sizes_only:  # DART: the snapshot at that size (or the whole model), its own weights
         return kept
     weights = model.tree_weights
     if len(weights) > 1 and np.all(weights == weights[0]) and weights[0] != 1.0:  # an average: of k trees now
@@ -122,9 +122,11 @@ def _tree_count(model, trees: str) -> int:
         raise ParameterError(f"--trees takes a number of trees or 'best', got {trees!r}") from None
     if model.snapshots and k in model.snapshot_sizes:
         return k
-    if model.snapshots and k != model.n_trees:
-        raise ParameterError(f"--trees {k}: this {model.algorithm} model scores at its snapshot sizes "
-                             f"{model.snapshot_sizes} and its final size {model.n_trees} only")
+    if model.sizes_only and k != model.n_trees:
+        kept = f"its snapshot sizes {model.snapshot_sizes} and " if model.snapshots else ""
+        raise ParameterError(f"--trees {k}: this {model.algorithm} model scores at {kept}its final size "
+                             f"{model.n_trees} only: its first {k} trees were rescaled after they were grown; "
+                             f"train with --snapshot-sizes {k} to keep its model of {k} trees")
     if not 1 <= k <= model.n_trees:
         raise ParameterError(f"--trees {k}: the model has {model.n_trees} trees; give 1 to {model.n_trees}")
     return k

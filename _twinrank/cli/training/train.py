@@ -206,6 +206,9 @@ def add_parser(sub) -> None:
 
 
 def _count_or_fraction(text: str):
+    """A count, a fraction, or a percent ``p%`` (kept as the string; the parameter object checks it)."""
+    if text.endswith("%"):
+        return text
     value = float(text)
     return int(value) if value >= 1 and value.is_integer() else value
 
@@ -233,7 +236,7 @@ def run(args) -> int:
     from twinrank.reference.io.letor import read_letor
 
     est = estimator_from_args(args)
-    _check_files(args)
+    _check_files(args, est)
     if getattr(args, "init_model", None) is not None:  # read (and refused) before any data
         est.set_params(init_model=read_model(args, args.init_model))
     train = _read(read_letor, args, args.train, "--train")
@@ -253,18 +256,15 @@ def run(args) -> int:
     return 0
 
 
-def _check_files(args) -> None:
-    """Every file named on the command line, checked before the data are read or a tree grown."""
+def _check_files(args, est) -> None:
+    """Every file named on the command line, checked before the data are read or a tree grown;
+    ``--valid`` by the estimator's own rule (``needs_validation``)."""
     check_input(args.train, "--train")
     check_input(args.valid, "--valid")
     check_output(args.model, "--model")
-    needs_valid = [flag(n) for n in ("early_stopping_rounds", "overfit_tolerance") if getattr(args, n, None) is not None]
-    if needs_valid and not args.valid:
-        raise ParameterError(f"{needs_valid[0]} needs --valid: the validation data whose metric decides "
-                             "when to stop")
-    if not args.valid and (args.algorithm == "x-dart" or getattr(args, "drop", None) == "adaptive"):
-        what = "x-dart's pruning test" if args.algorithm == "x-dart" else "--drop adaptive"
-        raise ParameterError(f"{what} needs --valid: it reads the validation loss after every iteration")
+    needs = est.needs_validation(est.validated_params())
+    if needs and not args.valid:
+        raise ParameterError(f"{needs[0]} needs --valid: it reads the validation data while training")
     if args.single_query and args.algorithm in LISTWISE:
         raise ParameterError(f"--single-query is for the pointwise algorithms: {args.algorithm} learns from "
                              "pairs of documents of the same query")

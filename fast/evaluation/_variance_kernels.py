@@ -1,4 +1,4 @@
-r"""Numba kernels of `twinrank.fast.analysis.diagnostics`: the pointwise terms and the listwise sums over a score matrix.
+r"""Numba kernels of `twinrank.fast.evaluation.variance`: the pointwise terms and the listwise sums over a score matrix.
 
 Each loops over documents (or queries) and, inside, over models in model order, as the
 reference's ``sum(axis=0)`` adds the rows of ``P``, so the mean scores (which decide
