@@ -58,7 +58,7 @@ class TreeParams:
     missing_split : {"learn", "separate"}
         Where a split sends the rows missing its feature: ``"learn"``, to the left or
         right child, whichever gains more; ``"separate"``, to a third child of their
-        own (Mohan 2010, Ch. 4) at nodes where that child is large enough (the rules
+        own (Mohan 2010, Sec. 2.2) at nodes where that child is large enough (the rules
         of :mod:`~twinrank.reference.trees.tree`).
     """
 

@@ -56,7 +56,7 @@ both rankings tie every document).
 **Exact arithmetic.** $c_i$, $d_i$, $S$ and the counts of tied pairs are integers,
 summed as int64; the one division (and square root) at the end is the only rounding, so
 both twins give the same bits. Memory: the reference compares at most
-:data:`PAIR_BLOCK` pairs at once, in blocks of rows of a query.
+:data:`TAU_PAIR_BLOCK` pairs at once, in blocks of rows of a query.
 """
 from __future__ import annotations
 
@@ -66,9 +66,9 @@ import numpy as np
 
 from twinrank.reference.errors import ParameterError
 
-__all__ = ["kendall_tau", "spearman_rho", "footrule", "PAIR_BLOCK"]
+__all__ = ["kendall_tau", "spearman_rho", "footrule", "TAU_PAIR_BLOCK"]
 
-PAIR_BLOCK = 1 << 20  # pairs of documents kendall_tau compares at once (a few int8 matrices of this size)
+TAU_PAIR_BLOCK = 1 << 20  # pairs of documents kendall_tau compares at once (a few int8 matrices of this size)
 
 
 def _rankings(scores_a, scores_b, query_offsets) -> tuple:
@@ -104,7 +104,7 @@ def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
     pair is counted twice, and the diagonal ($i = j$) is 0.
     """
     s = untied_a = untied_b = 0
-    step = max(1, PAIR_BLOCK // max(len(a), 1))  # rows per block
+    step = max(1, TAU_PAIR_BLOCK // max(len(a), 1))  # rows per block
     for lo in range(0, len(a), step):
         sign_a, sign_b = _signs(a[lo:lo + step], a), _signs(b[lo:lo + step], b)  # (step, n)
         s += int(np.sum(sign_a * sign_b, dtype=np.int64))

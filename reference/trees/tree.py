@@ -38,7 +38,7 @@ missing-bin statistics ``M`` (the node's rows missing ``f``), in this order:
   right (the node's threshold is ``+inf``).
 
 These are the two-way candidates (``params.missing_split == "learn"``). With
-``params.missing_split == "separate"`` (Mohan 2010, Ch. 4: missing values get a
+``params.missing_split == "separate"`` (Mohan 2010, Sec. 2.2: missing values get a
 child of their own), a feature whose missing rows could form a child on their
 own, ``M.count > 0``, ``M.count >= min_rows`` and ``M.H >= params.min_hessian_in_leaf``,
 has instead only the three-way candidates, for ``b = 0 .. n_f - 2``: ``left`` =

@@ -98,7 +98,7 @@ def test_long_queries_in_blocks(monkeypatch):
     a = np.round(rng.standard_normal(3000), 1)  # ties in long queries
     b = a + np.round(rng.standard_normal(3000), 1)
     expected = {name: scipy_values(name, a, b, offsets) for name in NAMES}
-    monkeypatch.setattr(ref, "PAIR_BLOCK", 1000)  # a query's pairs in many blocks of rows
+    monkeypatch.setattr(ref, "TAU_PAIR_BLOCK", 1000)  # a query's pairs in many blocks of rows
     for name in NAMES:
         np.testing.assert_allclose(getattr(ref, name)(a, b, offsets), expected[name], rtol=0, atol=1e-12)
         np.testing.assert_array_equal(getattr(fast, name)(a, b, offsets), getattr(ref, name)(a, b, offsets))
