@@ -232,6 +232,13 @@ def _estimator_rows():
              _estimator_inputs(n_trees=t // 2, max_leaves=8, min_samples_leaf=small, seed=5),
              outputs=model_parts, call=_fit_and_score, diagnose=split_tie,
              summary="cumulative logistic classifiers, expected relevance: test scores and trees"),
+        Twin("CumulativeRegression", "whole models", "classification", "CumulativeRegression", "models",
+             _estimator_inputs(base="igbrt", n_trees=t // 2, max_leaves=8, min_samples_leaf=small,
+                               rf_n_trees=t // 2, rf_max_leaves=16, rf_min_samples_leaf=small,
+                               rf_feature_fraction=0.3, seed=13),
+             outputs=model_parts, call=_fit_on_valid_and_score, diagnose=split_tie,
+             summary="Mohan's IGBRT(C): IGBRT regressors of y > c, least-squares weights on train + the "
+                     "test queries as validation: test scores and trees"),
         Twin("GBRT[feature costs]", "whole models", "gbrt", "GBRT", "models",
              _costed_inputs(n_trees=t, learning_rate=0.1, max_leaves=8, min_samples_leaf=small, seed=6),
              outputs=model_parts, call=_fit_and_score, diagnose=split_tie,

@@ -1,4 +1,5 @@
-"""The McRank model: one logistic ``Ensemble`` per label threshold, and the relevance weights."""
+"""The McRank model: one logistic ``Ensemble`` per label threshold, and the relevance weights; and
+Mohan's form of it, one regression ``Ensemble`` per threshold (:class:`CumulativeRegressionModel`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from twinrank.reference.io._ensemble import Ensemble
 from twinrank.reference.io._model_fields import float_array, int_value, join, refuse_unknown, require, typed
 from twinrank.reference.io._model_json import FORMAT, MCRANK, VERSION, ModelFile, _encode, check_header
 
+CUMULATIVE_REGRESSION = "cumulative-regression"  # the algorithm of a CumulativeRegressionModel document
 MCRANK_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "labels", "relevance_weights",
                  "params", "classifiers")
 
@@ -39,6 +41,7 @@ class McRankModel(ModelFile):
 
     algorithm = MCRANK  # class constants, not fields: what the CLI reports of any model
     best_iteration = None
+    described = "an McRank model"  # how a refusal names the kind
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, dtype=np.float64)
@@ -59,7 +62,7 @@ class McRankModel(ModelFile):
 
     def to_dict(self) -> dict:
         """The model as one JSON-ready document: labels, weights and every classifier."""
-        return {"format": FORMAT, "version": VERSION, "algorithm": MCRANK,
+        return {"format": FORMAT, "version": VERSION, "algorithm": self.algorithm,
                 "n_features": int(self.n_features), "labels": _encode(self.labels),
                 "relevance_weights": _encode(self.relevance_weights), "params": self.params,
                 "classifiers": [c.to_dict() for c in self.classifiers]}
@@ -68,8 +71,8 @@ class McRankModel(ModelFile):
     def from_dict(cls, d: dict, path: str = "") -> "McRankModel":
         """The model of :meth:`to_dict`; ModelFormatError naming the field (``classifiers[1].trees[3]...``)."""
         check_header(d, path)
-        if d.get("algorithm") != MCRANK:
-            raise ModelFormatError(f"a {d.get('algorithm')!r} model is not an McRank model")
+        if d.get("algorithm") != cls.algorithm:
+            raise ModelFormatError(f"a {d.get('algorithm')!r} model is not {cls.described}")
         refuse_unknown(d, MCRANK_FIELDS, path)
         classifiers = typed(require(d, "classifiers", path), list, join(path, "classifiers"))
         return cls(classifiers=[Ensemble.from_dict(c, join(path, f"classifiers[{i}]"))
@@ -79,3 +82,16 @@ class McRankModel(ModelFile):
                                                  join(path, "relevance_weights")),
                    n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
                    params=typed(d.get("params", {}), dict, join(path, "params")))
+
+
+@dataclass
+class CumulativeRegressionModel(McRankModel):
+    r"""A fitted :class:`~twinrank.reference.rankers.classification.CumulativeRegression` (Mohan 2010,
+    Alg. 5): McRank's fields, but ``classifiers`` are K-1 squared-loss regression ensembles
+    (random forests, or IGBRT models holding their forest as ``init_model``), ensemble ``j``
+    predicting $P(y > c_j)$ itself rather than its log-odds, and ``relevance_weights`` fitted by
+    least squares. On disk: the McRank document with ``algorithm = "cumulative-regression"``.
+    """
+
+    algorithm = CUMULATIVE_REGRESSION
+    described = "a cumulative-regression model"

@@ -27,7 +27,8 @@ Files are JSON (no pickle), versioned by ``FORMAT`` and ``VERSION``, and
 written atomically: a temporary file in the target folder, then ``os.replace``.
 
 The model kinds are written in private modules, one idea each, and this module is
-their one public path: ``_ensemble`` (``Tree``, ``Ensemble``), ``_mcrank_model``,
+their one public path: ``_ensemble`` (``Tree``, ``Ensemble``), ``_mcrank_model`` (``McRankModel``
+and Mohan's ``CumulativeRegressionModel``),
 ``_missing_values`` (the fitted missing-value strategy) and ``_model_json`` (the file's
 JSON); :func:`load_model`, the one loader of every kind, is written here.
 """
@@ -37,7 +38,7 @@ from twinrank.reference.constants import LEAF  # noqa: F401  (re-exported: model
 from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io._bag_model import BAG_ALGORITHM, BagModel
 from twinrank.reference.io._ensemble import TREE_FIELDS, Ensemble, Tree
-from twinrank.reference.io._mcrank_model import McRankModel
+from twinrank.reference.io._mcrank_model import CUMULATIVE_REGRESSION, CumulativeRegressionModel, McRankModel
 from twinrank.reference.io._missing_values import (
     SPLIT_STRATEGIES,
     STRATEGIES,
@@ -48,14 +49,15 @@ from twinrank.reference.io._missing_values import (
 )
 from twinrank.reference.io._model_json import FORMAT, MCRANK, VERSION, read_model_document, write_json_atomic
 
-__all__ = ["FORMAT", "VERSION", "MCRANK", "BAG_ALGORITHM", "SPLIT_STRATEGIES", "TREE_FIELDS", "Tree",
-           "Ensemble", "McRankModel", "BagModel",
+__all__ = ["FORMAT", "VERSION", "MCRANK", "CUMULATIVE_REGRESSION", "BAG_ALGORITHM", "SPLIT_STRATEGIES",
+           "TREE_FIELDS", "Tree", "Ensemble", "McRankModel", "CumulativeRegressionModel", "BagModel",
            "load_model", "MissingValues", "check_strategy", "refilled", "with_missing", "write_json_atomic"]
 
 
 def load_model(path, *, verify_checksum: bool = True) -> "Ensemble | McRankModel | BagModel":
     """The model of a twinrank model file: an :class:`McRankModel` if its algorithm is
-    ``"mcrank"``, a :class:`BagModel` if it is ``"bl-mart"``, else an :class:`Ensemble`.
+    ``"mcrank"``, a :class:`CumulativeRegressionModel` if it is ``"cumulative-regression"``, a
+    :class:`BagModel` if it is ``"bl-mart"``, else an :class:`Ensemble`.
 
     The one validating loader: the file must be UTF-8 JSON of this format and a
     readable version; its checksum must match its content (``verify_checksum=False``
@@ -67,8 +69,9 @@ def load_model(path, *, verify_checksum: bool = True) -> "Ensemble | McRankModel
     """
     d = read_model_document(path, verify_checksum=verify_checksum)
     try:
-        if d.get("algorithm") == MCRANK:
-            model = McRankModel.from_dict(d)
+        if d.get("algorithm") in (MCRANK, CUMULATIVE_REGRESSION):
+            kind = McRankModel if d["algorithm"] == MCRANK else CumulativeRegressionModel
+            model = kind.from_dict(d)
             ensembles = model.classifiers
         elif d.get("algorithm") == BAG_ALGORITHM:
             model = BagModel.from_dict(d)

@@ -36,9 +36,27 @@ with the weighting $F$ ("linear" $c$, "square" $c^2$, "exp2"
 $2^c - 1$, or a user array), or weights fitted by least squares
 (:func:`fit_relevance_weights`). With a non-decreasing $F$, $S$ grows with
 every $G_j$.
+
+**Mohan's form** (A. Mohan, MS thesis, Washington University in St. Louis, 2010, Alg. 5;
+A. Mohan, Z. Chen & K. Q. Weinberger, JMLR W&CP 14, 2011, Sec. 4): the same K-1 cumulative
+problems, but each fit by a squared-loss *regression* ensemble on the 0/1 targets
+$t_i = [y_i > c_j]$, a random forest ("RF(C)") or IGBRT ("IGBRT(C)"), whose prediction
+$\hat G_j(x)$ estimates $P(y > c_j \mid x)$ itself (the least-squares fit of an indicator is a
+conditional mean). Regression does not keep $\hat G_j$ in $[0, 1]$ (IGBRT may leave it; a forest
+of leaf means cannot) nor the thresholds in order, and the texts take the differences without
+saying what happens then; :class:`CumulativeRegression` clips and takes the running minimum,
+
+$$G_j = \min_{j' \le j} \min\big(1, \max(0, \hat G_{j'})\big),$$
+
+so that the differences above are probabilities again (:func:`probabilities_from_estimates`),
+and scores by the expected relevance with weights fitted by ordinary least squares on held-out
+rows (the validation set, or the training and validation sets together as the thesis reports).
 """
 from __future__ import annotations
 
+import dataclasses
+import inspect
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -47,23 +65,44 @@ from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.ensembles.boosting import run_boosting
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import Dataset, dense_features
-from twinrank.reference.io.model import MCRANK as ALGORITHM, Ensemble, McRankModel, load_model
+from twinrank.reference.io.model import (
+    CUMULATIVE_REGRESSION,
+    MCRANK as ALGORITHM,
+    CumulativeRegressionModel,
+    Ensemble,
+    McRankModel,
+    load_model,
+)
 from twinrank.reference.losses._loss import _sigmoid_pair
 from twinrank.reference.params import (
     WEIGHTINGS,
     BoostParams,
     CostParams,
     FitParams,
+    ForestParams,
     McRankParams,
     TreeParams,
     from_names,
+    missing_split,
 )
-from twinrank.reference.rankers._estimator import BoostedRanker, truncated, with_progress, with_resolved_costs
+from twinrank.reference.rankers._estimator import (
+    BoostedRanker,
+    estimator_on,
+    truncated,
+    with_progress,
+    with_resolved_costs,
+)
+from twinrank.reference.rankers.forest import IGBRT, RandomForest
 
-__all__ = ["McRank", "McRankModel", "classifier_scores", "class_probabilities", "expected_relevance",
-           "probabilities_from_scores", "relevance_weights", "fit_relevance_weights",
-           "classifier_seed", "load_model", "run_classifier_scores", "run_class_probabilities",
-           "run_expected_relevance", "ALGORITHM", "WEIGHTINGS"]
+__all__ = ["McRank", "McRankModel", "CumulativeRegression", "CumulativeRegressionModel",
+           "CumulativeRegressionParams", "classifier_scores", "class_probabilities", "expected_relevance",
+           "probabilities_from_scores", "probabilities_from_estimates", "relevance_weights",
+           "fit_relevance_weights", "classifier_seed", "load_model", "run_classifier_scores",
+           "run_class_probabilities", "run_expected_relevance", "ALGORITHM", "CUMULATIVE_REGRESSION",
+           "WEIGHTINGS", "BASES", "WEIGHTS_ON"]
+
+BASES = ("random_forest", "igbrt")  # CumulativeRegression's regressors: RF(C), IGBRT(C)
+WEIGHTS_ON = ("train+valid", "valid")  # the rows its least-squares relevance weights are fitted on
 
 
 def classifier_seed(seed: int, j: int) -> int:
@@ -113,6 +152,33 @@ def probabilities_from_scores(scores) -> np.ndarray:
                           axis=1)  # (n_rows, K)
 
 
+def probabilities_from_estimates(estimates) -> np.ndarray:
+    r"""Class probabilities (float64, shape (n_rows, K)) from regression estimates of $P(y > c_j)$.
+
+    ``estimates`` (n_rows, K-1): column ``j`` is $\hat G_j$, a regressor's prediction of the
+    indicator $[y > c_j]$ (Mohan 2010, Alg. 5). Each is clipped to $[0, 1]$ and made monotone
+    by the running minimum over ``j`` (the module docstring), then differenced as in
+    :func:`probabilities_from_scores`: every entry is >= 0 and each row sums to 1.
+    Estimates already in $[0, 1]$ and non-increasing give the plain differences. O(n_rows K).
+    """
+    estimates = np.asarray(estimates, dtype=np.float64)
+    if estimates.ndim != 2 or estimates.shape[1] < 1 or np.isnan(estimates).any():
+        raise ParameterError(f"estimates must be (n_rows, K-1) numbers, K >= 2, got shape {estimates.shape}")
+    monotone = np.minimum.accumulate(np.clip(estimates, 0.0, 1.0), axis=1)  # (n_rows, K-1) G_j
+    return np.concatenate([1.0 - monotone[:, :1], monotone[:, :-1] - monotone[:, 1:], monotone[:, -1:]],
+                          axis=1)  # (n_rows, K)
+
+
+def probabilities_of(model: McRankModel, outputs) -> np.ndarray:
+    """The class probabilities (n_rows, K) from the outputs (n_rows, K-1) of ``model``'s ensembles:
+    log-odds for an McRank model (:func:`probabilities_from_scores`), estimates of
+    $P(y > c_j)$ for a :class:`CumulativeRegressionModel` (:func:`probabilities_from_estimates`).
+    """
+    if isinstance(model, CumulativeRegressionModel):
+        return probabilities_from_estimates(outputs)
+    return probabilities_from_scores(outputs)
+
+
 def fit_relevance_weights(probabilities, y) -> np.ndarray:
     r"""Weights $w$ (shape (K,)) minimising $\sum_i (y_i - \sum_k p_{ik} w_k)^2$.
 
@@ -125,7 +191,8 @@ def fit_relevance_weights(probabilities, y) -> np.ndarray:
 
 
 def classifier_scores(model: McRankModel, X) -> np.ndarray:
-    """The raw scores $s_j$ (float64, shape (n_rows, K-1)) of the classifiers on ``X``."""
+    r"""The raw outputs (float64, shape (n_rows, K-1)) of the model's ensembles on ``X``: McRank's
+    log-odds $s_j$, or a :class:`CumulativeRegressionModel`'s estimates $\hat G_j$ of $P(y > c_j)$."""
     return run_classifier_scores(REFERENCE, model.classifiers, X)
 
 
@@ -148,7 +215,7 @@ def run_classifier_scores(engine: Engine, classifiers, X) -> np.ndarray:
 
 def run_class_probabilities(engine: Engine, model: McRankModel, X) -> np.ndarray:
     """:func:`class_probabilities` on ``engine``'s scorer."""
-    return probabilities_from_scores(run_classifier_scores(engine, model.classifiers, X))
+    return probabilities_of(model, run_classifier_scores(engine, model.classifiers, X))
 
 
 def run_expected_relevance(engine: Engine, model: McRankModel, X) -> np.ndarray:
@@ -156,7 +223,75 @@ def run_expected_relevance(engine: Engine, model: McRankModel, X) -> np.ndarray:
     return run_class_probabilities(engine, model, X) @ model.relevance_weights
 
 
-class McRank(BoostedRanker):
+class CumulativeRanker(BoostedRanker):
+    r"""What McRank and :class:`CumulativeRegression` share: one tree ensemble per threshold
+    $c_j$ (every training label but the largest) modelling $y > c_j$, class probabilities as
+    differences of the cumulative estimates, scores as the expected relevance.
+
+    A subclass fits the ensembles (``fit_model``) and names its model kind (``model_kind``);
+    this class checks the labels, scores (``predict``, ``predict_proba``), loads a model file
+    and names each ensemble's history by its threshold.
+    """
+
+    model_kind = McRankModel  # the model ``fit`` makes and ``load`` reads
+
+    def check_data(self, params, train, valid, init_score) -> None:
+        super().check_data(params, train, valid, init_score)
+        if init_score is not None:
+            raise ParameterError(f"{type(self).__name__} takes no init_score")
+        labels = np.unique(train.y)  # (K,) sorted
+        if len(labels) < 2:
+            raise ParameterError(f"{type(self).__name__} needs at least two distinct labels, got {labels.tolist()}")
+
+    def progress(self, callback, verbose: int):
+        """The callback as is: each threshold's ensemble prints its own progress."""
+        return callback
+
+    def predict(self, X, n_trees: int | None = None, exits=None) -> np.ndarray:
+        r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset).
+
+        ``n_trees``: as in :meth:`predict_proba`.
+        ``exits``: must be None (the expected relevance is not a sum over trees).
+        """
+        if exits is not None:
+            raise ParameterError(f"{type(self).__name__} scores by expected relevance, not a sum of trees: "
+                                 "no early exits")
+        return self.predict_proba(X, n_trees) @ self._fitted_model().relevance_weights
+
+    def predict_proba(self, X, n_trees: int | None = None) -> np.ndarray:
+        """The class probabilities (n_rows, K) of the rows of ``X``; column ``k`` is ``classes_[k]``.
+
+        ``n_trees``: the first ``n_trees`` rounds of every ensemble (None: all; a prior model,
+        IGBRT's forest, counts whole).
+        """
+        model = self._fitted_model()
+        classifiers = [c if n_trees is None else truncated(c, min(n_trees, c.n_trees))
+                       for c in model.classifiers]
+        X = X.X if isinstance(X, Dataset) else dense_features(X)
+        with self.engine.threads(self.n_threads):
+            outputs = run_classifier_scores(self.engine, classifiers, X)
+        return probabilities_of(model, outputs)
+
+    @classmethod
+    def load(cls, path, *, verify_checksum: bool = True) -> "CumulativeRanker":
+        """An estimator holding the model (of its ``model_kind``) of a model file (either twin wrote it)."""
+        model = cls.model_kind.load(path, verify_checksum=verify_checksum)
+        names = set(cls._param_names())
+        est = cls(**{k: v for k, v in model.params.items() if k in names})
+        est._set_fitted(model)
+        return est
+
+    def _set_fitted(self, model: McRankModel) -> None:
+        self.model_ = model
+        self.n_features_in_ = model.n_features
+        self.classes_ = model.labels
+        self.relevance_weights_ = model.relevance_weights
+        self.best_iteration_ = None
+        self.history_ = {f"y>{c:g}:{key}": values for c, clf in zip(model.labels, model.classifiers)
+                         for key, values in clf.history.items()}
+
+
+class McRank(CumulativeRanker):
     r"""McRank ranker: cumulative boosted logistic classifiers, scored by expected relevance.
 
     Parameters
@@ -238,17 +373,8 @@ class McRank(BoostedRanker):
 
     def check_data(self, params, train, valid, init_score) -> None:
         super().check_data(params, train, valid, init_score)
-        if init_score is not None:
-            raise ParameterError("McRank takes no init_score")
-        labels = np.unique(train.y)  # (K,) sorted
-        if len(labels) < 2:
-            raise ParameterError(f"McRank needs at least two distinct labels, got {labels.tolist()}")
         if not params.mcrank.fit_weights:
-            relevance_weights(labels, params.mcrank.weighting)
-
-    def progress(self, callback, verbose: int):
-        """The callback as is: each classifier prints its own progress (``_fit_classifier``)."""
-        return callback
+            relevance_weights(np.unique(train.y), params.mcrank.weighting)
 
     def fit_model(self, params, train, valid, *, init_score, callback):
         """One classifier per threshold; ``eval_set`` only adds each one's validation NDCG@10.
@@ -280,49 +406,184 @@ class McRank(BoostedRanker):
             callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
                                    label=f"y>{threshold:g} "), costs=costs)
 
-    def predict(self, X, n_trees: int | None = None, exits=None) -> np.ndarray:
-        r"""The expected relevance $\sum_k p_k F(c_k)$ of every row of ``X`` (array or Dataset).
-
-        ``n_trees``: the first ``n_trees`` rounds of every classifier (None: all).
-        ``exits``: must be None (the expected relevance is not a sum over trees).
-        """
-        if exits is not None:
-            raise ParameterError("McRank scores by expected relevance, not a sum of trees: no early exits")
-        return self.predict_proba(X, n_trees) @ self._fitted_model().relevance_weights
-
-    def predict_proba(self, X, n_trees: int | None = None) -> np.ndarray:
-        """The class probabilities (n_rows, K) of the rows of ``X``; column ``k`` is ``classes_[k]``."""
-        model = self._fitted_model()
-        classifiers = [c if n_trees is None else truncated(c, min(n_trees, c.n_trees))
-                       for c in model.classifiers]
-        X = X.X if isinstance(X, Dataset) else dense_features(X)
-        with self.engine.threads(self.n_threads):
-            scores = run_classifier_scores(self.engine, classifiers, X)
-        return probabilities_from_scores(scores)
-
-    @classmethod
-    def load(cls, path, *, verify_checksum: bool = True) -> "McRank":
-        """An estimator holding the McRank model of a model file (either twin wrote it)."""
-        model = McRankModel.load(path, verify_checksum=verify_checksum)
-        names = set(cls._param_names())
-        est = cls(**{k: v for k, v in model.params.items() if k in names})
-        est._set_fitted(model)
-        return est
-
     def _model_params(self) -> dict:
         params = with_resolved_costs(self.get_params(), getattr(self, "feature_costs_", None))
         if not isinstance(params["weighting"], str):
             params["weighting"] = np.asarray(params["weighting"], dtype=np.float64).tolist()
         return params
 
-    def _set_fitted(self, model: McRankModel) -> None:
-        self.model_ = model
-        self.n_features_in_ = model.n_features
-        self.classes_ = model.labels
-        self.relevance_weights_ = model.relevance_weights
-        self.best_iteration_ = None
-        self.history_ = {f"y>{c:g}:{key}": values for c, clf in zip(model.labels, model.classifiers)
-                         for key, values in clf.history.items()}
+@dataclass(frozen=True)
+class CumulativeRegressionParams:
+    """Mohan's classification by regression (Mohan 2010, Alg. 5; :class:`CumulativeRegression`).
+
+    Parameters
+    ----------
+    base : str
+        The regressor of each cumulative indicator: ``"random_forest"`` (RF(C)) or ``"igbrt"`` (IGBRT(C)).
+    weights_on : str
+        The rows the least-squares relevance weights are fitted on: ``"train+valid"`` (as the
+        thesis reports) or ``"valid"`` (the validation set alone).
+    """
+
+    base: str = "igbrt"
+    weights_on: str = "train+valid"
+
+    def __post_init__(self):
+        if self.base not in BASES:
+            raise ParameterError(f"base must be one of {BASES}, got {self.base!r}")
+        if self.weights_on not in WEIGHTS_ON:
+            raise ParameterError(f"weights_on must be one of {WEIGHTS_ON}, got {self.weights_on!r}")
+
+
+_BOOSTING = ("n_trees", "learning_rate", "max_leaves", "max_depth", "min_samples_leaf", "min_hessian_in_leaf",
+            "lambda_l2", "min_gain_to_split", "subsample", "feature_fraction")  # IGBRT(C)'s boosting only
+
+
+class CumulativeRegression(CumulativeRanker):
+    r"""Mohan's classification paradigm: cumulative indicators fit by regression forests or IGBRT.
+
+    A. Mohan, *An Empirical Analysis on Point-wise Machine Learning Techniques using Regression
+    Trees for Web-search Ranking*, MS thesis, Washington University in St. Louis, 2010, Alg. 5
+    (RF(C), IGBRT(C)); A. Mohan, Z. Chen & K. Q. Weinberger, "Web-Search Ranking with Initialized
+    Gradient Boosted Regression Trees", JMLR W&CP 14 (2011), Sec. 4.
+
+    For each threshold $c_j$ (every distinct training label but the largest) a squared-loss
+    regression ensemble $\hat G_j$ is fit to the targets $t_i = [y_i > c_j] \in \{0, 1\}$:
+    a random forest (``base="random_forest"``) or IGBRT (``base="igbrt"``: boosting from the
+    forest's predictions). The least-squares fit of an indicator estimates its conditional
+    mean, $\hat G_j(x) \approx P(y > c_j \mid x)$. The estimates are clipped to $[0, 1]$ and
+    made non-increasing in $j$ (:func:`probabilities_from_estimates`),
+
+    $$G_j = \min_{j' \le j} \min\big(1, \max(0, \hat G_{j'})\big), \qquad
+    p_0 = 1 - G_0,\; p_k = G_{k-1} - G_k,\; p_{K-1} = G_{K-2},$$
+
+    and a document scores its expected relevance $S(x) = \sum_k p_k(x)\, w_k$ with the weights
+    fitted by ordinary least squares, $w = \arg\min_w \sum_i (y_i - \sum_k p_{ik} w_k)^2$, over
+    the rows ``weights_on`` names (:func:`fit_relevance_weights`; no intercept: each row of
+    $p$ sums to 1). Without crossings or estimates outside $[0, 1]$ the score is affine in the
+    estimates, $S = w_0 + \sum_j \hat G_j (w_{j+1} - w_j)$: a linear model of the K-1
+    regressors with an intercept.
+
+    Parameters
+    ----------
+    base : ``"igbrt"`` (IGBRT(C), the default) or ``"random_forest"`` (RF(C)).
+    weights_on : ``"train+valid"`` (the default, as the thesis reports its results) or
+        ``"valid"`` (the thesis's Alg. 5: held-out rows only); either needs an ``eval_set``.
+    n_trees, learning_rate, max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2,
+    min_gain_to_split, subsample, feature_fraction :
+        IGBRT's boosting, as in :class:`~twinrank.reference.rankers.forest.IGBRT`; with
+        ``base="random_forest"`` there is none, and changing them is an error.
+    rf_n_trees, rf_max_leaves, rf_max_depth, rf_min_samples_leaf, rf_feature_fraction, rf_bootstrap,
+    rf_query_subsample :
+        the forest's, as in :class:`~twinrank.reference.rankers.forest.RandomForest` (for
+        IGBRT(C), the forest it boosts from).
+    max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.rankers.missing`),
+        fitted once before any regressor and stored in every regressor of the model.
+    seed : regressor ``j`` is seeded ``classifier_seed(seed, j)``, as McRank's classifiers.
+    n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    verbose : print one line per ``verbose`` trees of each regressor to stderr (0: silent).
+
+    Attributes
+    ----------
+    model_ : CumulativeRegressionModel
+    classes_ : ndarray, the distinct training labels $c_k$
+    relevance_weights_ : ndarray, the fitted $w_k$
+    history_ : dict of lists, each regressor's history as its base estimator records it, keys
+        prefixed ``"y>c:"``: ``"y>c:valid:ndcg@10"``, NDCG@10 of the graded validation labels
+        ranked by the estimate of threshold ``c`` (RF(C) adds the forest's in-sample
+        ``"y>c:train:ndcg@10"``, of the 0/1 targets).
+    """
+
+    param_objects = (TreeParams, BoostParams, CumulativeRegressionParams, FitParams, ("rf_", ForestParams),
+                     ("rf_", TreeParams))
+    model_kind = CumulativeRegressionModel
+
+    def __init__(self, *, base=CumulativeRegressionParams.base, weights_on=CumulativeRegressionParams.weights_on,
+                 n_trees=BoostParams.n_trees, learning_rate=0.05, max_leaves=8, max_depth=TreeParams.max_depth,
+                 min_samples_leaf=TreeParams.min_samples_leaf,
+                 min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
+                 min_gain_to_split=TreeParams.min_gain_to_split, subsample=BoostParams.subsample,
+                 feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 rf_n_trees=ForestParams.n_trees, rf_max_leaves=1024, rf_max_depth=TreeParams.max_depth,
+                 rf_min_samples_leaf=5, rf_feature_fraction=0.1, rf_bootstrap=ForestParams.bootstrap,
+                 rf_query_subsample=ForestParams.query_subsample, missing=FitParams.missing,
+                 seed=BoostParams.seed, n_threads=FitParams.n_threads, verbose=FitParams.verbose):
+        self._set_init_params(locals())
+
+    def regressor(self, seed: int) -> RandomForest | IGBRT:
+        """The (unfitted) regressor of one threshold, seeded ``seed``, on this estimator's engine.
+
+        A :class:`RandomForest` of the ``rf_`` parameters, or an :class:`IGBRT` of the boosting's
+        and the ``rf_`` parameters. It splits missing values as this estimator does; a fill
+        strategy is this estimator's, fitted once before any regressor sees the rows.
+        """
+        values = self.get_params()
+        shared = dict(max_bins=values["max_bins"], missing=missing_split(self.missing), seed=seed,
+                      n_threads=self.n_threads)
+        forest = {name: value for name, value in values.items() if name.startswith("rf_")}
+        if self.base == "random_forest":
+            return estimator_on(self.engine, RandomForest)(**{n[3:]: v for n, v in forest.items()}, **shared)
+        return estimator_on(self.engine, IGBRT)(**{n: values[n] for n in _BOOSTING}, **forest, **shared)
+
+    def validated_params(self) -> SimpleNamespace:
+        values = self.get_params()
+        params = SimpleNamespace(fit=from_names(FitParams, values),
+                                 cumulative=from_names(CumulativeRegressionParams, values))
+        defaults = inspect.signature(type(self).__init__).parameters
+        changed = [name for name in _BOOSTING if values[name] != defaults[name].default]
+        if params.cumulative.base == "random_forest" and changed:
+            raise ParameterError(f"{', '.join(changed)}: IGBRT's boosting, which base='random_forest' does not "
+                                 "have; the forest's parameters are rf_n_trees, rf_max_leaves, ...")
+        try:
+            self.regressor(self.seed).validated_params()  # before any data work; each fit validates its own
+        except ParameterError as e:
+            raise ParameterError(f"the regressors' parameters: {e}") from None
+        return params
+
+    def needs_validation(self, params) -> list[str]:
+        """Also: the least-squares relevance weights are fitted on the validation rows."""
+        return super().needs_validation(params) + [
+            f"fitting the least-squares relevance weights (weights_on={params.cumulative.weights_on!r})"]
+
+    def planned_trees(self) -> int:
+        """The trees ``fit`` grows per threshold (the progress display's total)."""
+        return self.rf_n_trees + (self.n_trees if self.base == "igbrt" else 0)
+
+    def fit_model(self, params, train, valid, *, init_score, callback):
+        """One regressor per threshold, then the least-squares weights on ``weights_on``'s rows.
+
+        ``callback(iteration, record)`` is called after every tree of every regressor, the
+        record's keys prefixed ``"y>c:"``.
+        """
+        labels = np.unique(train.y)  # (K,) sorted
+        regressors = [self._fit_regressor(params, train, valid, c, j, callback) for j, c in enumerate(labels[:-1])]
+        rows = [valid] if params.cumulative.weights_on == "valid" else [train, valid]
+        probabilities = np.concatenate([probabilities_from_estimates(
+            run_classifier_scores(self.engine, regressors, data.X)) for data in rows])  # (n_rows, K)
+        weights = fit_relevance_weights(probabilities, np.concatenate([data.y for data in rows]))
+        return CumulativeRegressionModel(regressors, labels, weights, train.n_features, self._model_params())
+
+    def _fit_regressor(self, params, train: Dataset, valid, threshold: float, j: int, callback) -> Ensemble:
+        """The squared-loss regressor of the indicator ``y > threshold``, seeded ``classifier_seed(seed, j)``."""
+        regressor = self.regressor(classifier_seed(self.seed, j))
+        regressor.feature_costs_ = None  # cost-blind
+        targets = dataclasses.replace(train, y=(train.y > threshold).astype(np.float64))  # t_i = [y_i > c_j]
+        label = f"y>{threshold:g}"
+        return regressor.fit_model(regressor.validated_params(), targets, valid, init_score=None,
+                                   callback=with_progress(_prefixed(callback, label + ":"), params.fit.verbose,
+                                                          label=label + " "))
+
+    def predict_proba(self, X, n_trees: int | None = None) -> np.ndarray:
+        """The class probabilities (n_rows, K) of the rows of ``X``; column ``k`` is ``classes_[k]``.
+
+        ``n_trees``: IGBRT(C)'s first ``n_trees`` boosted trees of every regressor, each forest
+        whole; RF(C) takes None only (a forest's estimate is the mean of all its trees).
+        """
+        if n_trees is not None and self.base == "random_forest":
+            raise ParameterError("n_trees: a forest's estimate is the mean of all its trees; RF(C) scores whole")
+        return super().predict_proba(X, n_trees)
+
 
 
 def _prefixed(callback, prefix: str):

@@ -13,7 +13,7 @@ from twinrank.reference.errors import ParameterError
 from twinrank.reference.rankers import classification, forest, gbrt, lambdamart
 
 ESTIMATORS = [lambdamart.LambdaMART, gbrt.GBRT, forest.RandomForest, forest.IGBRT,
-              classification.McRank]
+              classification.McRank, classification.CumulativeRegression]
 
 
 def keyword_parameters(cls):

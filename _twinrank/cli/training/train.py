@@ -34,6 +34,7 @@ from twinrank.reference.evaluation.metrics import CONVENTIONS, parse_metric
 # --algorithm NAME -> (module, class)
 ALGORITHMS = {"lambdamart": ("lambdamart", "LambdaMART"),
               "mcrank": ("classification", "McRank"),
+              "cumulative-regression": ("classification", "CumulativeRegression"),
               "gbrt": ("gbrt", "GBRT"),
               "random-forest": ("forest", "RandomForest"),
               "igbrt": ("forest", "IGBRT"),
