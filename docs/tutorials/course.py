@@ -172,7 +172,8 @@ from twinrank.fast.combination.combine import optimal_combination
 from twinrank.fast.rankers.dart import DART, XDART
 
 common = dict(n_trees=60, learning_rate=0.1, max_leaves=15, seed=0)
-models = {"LambdaMART": LambdaMART(**common), "DART (fixed k=2)": DART(**common, drop="fixed", drop_k=2),
+models = {"LambdaMART": LambdaMART(**common),
+          "DART (fixed k=2)": DART(**common, drop="fixed", drop_k=2, snapshot_sizes=[20, 40]),
           "X-DART (adaptive)": XDART(**common, snapshot_sizes=[20, 40])}
 plt.figure(figsize=(6, 3))
 for name, est in models.items():

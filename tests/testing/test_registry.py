@@ -62,7 +62,7 @@ def test_the_table_is_well_formed():
     conventions = importlib.import_module("twinrank.reference.evaluation.metrics").CONVENTIONS
     assert {f"metrics[{c}]" for c in conventions} <= set(names())
     assert {r.function for r in REGISTRY if r.layer == "whole models"} \
-        == {"LambdaMART", "GBRT", "RandomForest", "IGBRT", "McRank", "DART", "XDART"}
+        == {"LambdaMART", "GBRT", "RandomForest", "IGBRT", "McRank", "CumulativeRegression", "DART", "XDART"}
     assert {r.kwargs.get("metric", "ndcg") for r in (get(n).inputs(_tiny(), np.random.default_rng(0))
                                                       for n in names() if n.startswith("lambdarank"))} \
         == {"ndcg", "map", "err"}
