@@ -22,6 +22,7 @@ from twinrank.testing._twin import Inputs, Twin
 METRIC_NAMES = ("ndcg", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "dcg", "dcg@10", "meanndcg", "map",
                 "map@10", "p@1", "p@5", "p@10", "err", "err@10", "rr", "rr@10", "auc", "pauc",
                 "pauc@0.3", "rmse")
+POOLED_METRIC_NAMES = ("global_auc", "global_pauc_raw", "global_pauc_raw@0.3", "global_pauc_raw@1")
 
 
 def _doc_ids(data, rng):
@@ -43,11 +44,24 @@ def _metric_inputs(convention):
     return inputs
 
 
+def _pooled_metric_inputs(convention):
+    def inputs(data, rng):
+        return Inputs((list(POOLED_METRIC_NAMES), data.y, tied_scores(rng, data.n_rows), data.query_offsets),
+                      dict(convention=convention, doc_ids=_doc_ids(data, rng)),
+                      note=f"{len(POOLED_METRIC_NAMES)} metrics of all documents pooled, scores with ties")
+    return inputs
+
+
 def _metric_rows():
-    return [Twin(f"metrics[{c}]", "metrics", "metrics", "evaluate", "exact", _metric_inputs(c),
+    rows = [Twin(f"metrics[{c}]", "metrics", "metrics", "evaluate", "exact", _metric_inputs(c),
                  summary=f"every metric per query under the {c!r} convention: "
                          + ", ".join(METRIC_NAMES))
-            for c in ("lightgbm", "xgboost", "ranklib", "letor", "trec")]
+            for c in ("lightgbm", "xgboost", "ranklib", "letor", "trec", "mslr", "mohan")]
+    return rows + [Twin(f"pooled metrics[{c}]", "metrics", "metrics", "evaluate", "exact",
+                        _pooled_metric_inputs(c),
+                        summary=f"AUC and raw partial AUC of all documents ranked together, ties 1/2, "
+                                f"under the {c!r} convention: " + ", ".join(POOLED_METRIC_NAMES))
+                   for c in ("lightgbm", "ranklib", "mslr", "trec", "mohan")]
 
 
 # ---------------------------------------------------------------- bins

@@ -171,6 +171,38 @@ ax.spines[["top"]].set_visible(False)
 fig.tight_layout()
 # --8<-- [end:by_k]
 
+# --8<-- [start:refused]
+import textwrap
+
+from twinrank.reference.errors import ParameterError
+
+grades = np.array([4, 3, 0, 1])                      # MSLR-WEB's grades 0-4
+orders = {"4, 3, 0, 1": np.array([4.0, 3.0, 2.0, 1.0]),   # the two best on top
+          "1, 0, 3, 4": np.array([1.0, 2.0, 3.0, 4.0])}   # reversed
+one_query = np.array([0, 4])
+try:
+    metrics.ndcg(grades, orders["4, 3, 0, 1"], one_query, convention="letor")
+except ParameterError as refused:
+    print(textwrap.fill(str(refused), 88, break_on_hyphens=False))
+# --8<-- [end:refused]
+
+# --8<-- [start:tables]
+read_as_0 = np.where(grades > 2, 0, grades)   # what Eval-Score-4.0.pl does, silently
+rows = [["letor, grades 3 and 4 read as 0",
+         *(metrics.ndcg(read_as_0, s, one_query, convention="letor")[0] for s in orders.values())]]
+rows += [[c, *(metrics.ndcg(grades, s, one_query, convention=c)[0] for s in orders.values())]
+         for c in ("mslr", "lightgbm")]
+print(markdown_table(["NDCG of the ranking", *orders], rows))
+# --8<-- [end:tables]
+
+# --8<-- [start:pooled]
+shown = ["auc", "global_auc", "pauc", "global_pauc_raw", "ndcg@10"]
+pooled = {c: metrics.evaluate(shown, mq.y, ranker_scores, mq.query_offsets, convention=c)
+          for c in ("lightgbm", "ranklib", "mohan")}
+print(markdown_table(["metric", *pooled],
+                     [[m, *(pooled[c][m] for c in pooled)] for m in shown]))
+# --8<-- [end:pooled]
+
 # --8<-- [start:fast]
 from twinrank.fast.evaluation import metrics as fast_metrics
 

@@ -1,4 +1,5 @@
-"""Numba kernels of the binary metrics: AP, P@k, RR, AUC and pAUC, one thread per query.
+"""Numba kernels of the binary metrics: AP, P@k, RR, AUC and pAUC, one thread per query; the
+pooled AUC and raw pAUC of all documents ranked together (one pass over the groups of tied scores).
 
 They only ask whether each ranked document is relevant (``relevant``, a bool per row in
 input order, from the convention). Same pattern and shared arguments as
@@ -113,3 +114,58 @@ def auc_kernel(first, last, relevant, order, query_offsets, no_relevant_value, o
 def pauc_kernel(first, last, relevant, order, query_offsets, p, no_relevant_value, out):
     for q in range(first, last):
         out[q] = _pauc_query(relevant, order, query_offsets[q], query_offsets[q + 1], p, no_relevant_value)
+
+
+# ----------------------------------------------------------------------------- all documents pooled
+
+
+@njit(cache=True)
+def _next_group(scores, relevant, order, t):
+    """The group of equal score starting at ranked slot ``t``: (its end, relevant, irrelevant) documents."""
+    end, a, b = t, 0.0, 0.0
+    while end < len(order) and scores[order[end]] == scores[order[t]]:
+        if relevant[order[end]]:
+            a += 1.0
+        else:
+            b += 1.0
+        end += 1
+    return end, a, b
+
+
+@njit(cache=True, nogil=True)
+def pooled_auc(scores, relevant, order, no_relevant_value):
+    """AUC of all rows ranked together, ties 1/2: sum over groups of b_g (A_g + a_g / 2), over P N.
+
+    # IN scores (n_rows,) float64; relevant (n_rows,) bool; order (n_rows,) int64: all rows by
+    #    descending score. Every term is half an integer: the sum is exact, in any order.
+    """
+    above, n_neg, ordered, t = 0.0, 0.0, 0.0, 0
+    while t < len(order):
+        t, a, b = _next_group(scores, relevant, order, t)
+        ordered += b * (above + a / 2)
+        above += a
+        n_neg += b
+    pairs = above * n_neg
+    return ordered / pairs if pairs > 0 else no_relevant_value
+
+
+@njit(cache=True, nogil=True)
+def pooled_pauc_raw(scores, relevant, order, p, no_relevant_value):
+    """Raw area of the pooled ROC curve over FPR [0, p], group segment by group segment, from the top.
+
+    # IN as ``pooled_auc``; p in (0, 1]. Same terms, same order as the reference's cumulative sum.
+    """
+    n_pos = 0.0
+    for t in range(len(order)):
+        n_pos += relevant[t]
+    n_neg = len(order) - n_pos
+    if n_pos * n_neg == 0:
+        return no_relevant_value * p
+    above, left, area, t = 0.0, 0.0, 0.0, 0
+    while t < len(order):
+        t, a, b = _next_group(scores, relevant, order, t)
+        width = max(min((left + b) / n_neg, p) - left / n_neg, 0.0)
+        area += width * (above + (width * n_neg / max(b, 1.0)) * a / 2) / n_pos
+        above += a
+        left += b
+    return area

@@ -8,7 +8,8 @@ once per call with NumPy and handed to the kernels), metric names and
 :func:`evaluate`'s averaging. What differs is how rows are ranked and summed: a
 per-query merge sort (``_ranking``) and per-query kernels (``_graded_kernels``,
 ``_binary_kernels``), one contiguous range of queries per thread, O(n log n) time and no
-``(n_queries, largest query)`` matrix. Inputs of fewer than :data:`PARALLEL_MIN_ROWS`
+``(n_queries, largest query)`` matrix; the pooled metrics (``global_auc``, ``global_pauc_raw``)
+sort all rows at once and walk them in one pass. Inputs of fewer than :data:`PARALLEL_MIN_ROWS`
 rows run on the calling thread, because starting threads costs more than scoring a
 small validation set. Arrays reach the kernels as float64 / bool / int64, C-contiguous,
 whatever the caller passed: one compiled version of each kernel.
@@ -18,16 +19,19 @@ from __future__ import annotations
 import numpy as np
 
 from twinrank.fast.evaluation import _binary_kernels as binary, _graded_kernels as graded
-from twinrank.fast.evaluation._ranking import rank_queries
+from twinrank.fast.evaluation._ranking import argsort_descending, rank_queries
 from twinrank.fast.runtime._compile_notice import session
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.conventions import (
     CONVENTIONS,
     DEFAULT_CONVENTION,
+    GAIN_TABLES,
     Convention,
     Prepared,
     check_k,
+    check_p,
+    check_table_labels,
     discount,
     doc_ids_from_comments,
     err_grades,
@@ -42,10 +46,11 @@ from twinrank.reference.evaluation.metric_names import Metric, _evaluate, _metri
 PARALLEL_MIN_ROWS = 20_000  # below this many rows the kernels loop over queries on one thread
 
 __all__ = [
-    "Convention", "CONVENTIONS", "DEFAULT_CONVENTION", "Metric", "Prepared", "get_convention", "gain", "discount",
-    "relevant", "err_grades", "doc_ids_from_comments", "prepare", "check_k", "parse_metric",
-    "dcg", "ndcg", "mean_ndcg", "average_precision", "precision", "err", "reciprocal_rank",
-    "auc", "pauc", "rmse", "rmse_per_query", "metric_by_name", "evaluate", "PARALLEL_MIN_ROWS",
+    "Convention", "CONVENTIONS", "DEFAULT_CONVENTION", "GAIN_TABLES", "Metric", "Prepared", "get_convention", "gain",
+    "discount", "relevant", "err_grades", "doc_ids_from_comments", "prepare", "check_k", "check_p",
+    "check_table_labels", "parse_metric", "dcg", "ndcg", "mean_ndcg", "average_precision", "precision", "err",
+    "reciprocal_rank", "auc", "pauc", "global_auc", "global_pauc_raw", "rmse", "rmse_per_query", "metric_by_name",
+    "evaluate", "PARALLEL_MIN_ROWS",
 ]
 
 
@@ -185,11 +190,36 @@ def auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None
 
 def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc_ids=None) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.evaluation.metrics.pauc`."""
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)) or not 0.0 < p <= 1.0:
-        raise ParameterError(f"pauc's p must be in (0, 1], got {p!r}")
+    check_p(p, "pauc")
     prep, order = _ranked(y, scores, query_offsets, convention, doc_ids)
     return _per_query(binary.pauc_kernel, prep.query_offsets, _bools(relevant(prep.y, prep.convention)),
                       order, prep.query_offsets, float(p), float(prep.convention.no_relevant_value))
+
+
+def global_auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> float:
+    """Numba twin of `twinrank.reference.evaluation.metrics.global_auc` (one sort of all rows, one pass)."""
+    prep, relevant_rows, order = _pooled(y, scores, query_offsets, convention)
+    return binary.pooled_auc(prep.scores, relevant_rows, order, float(prep.convention.no_relevant_value))
+
+
+def global_pauc_raw(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc_ids=None) -> float:
+    """Numba twin of `twinrank.reference.evaluation.metrics.global_pauc_raw` (one sort of all rows, one pass)."""
+    check_p(p, "global_pauc_raw")
+    prep, relevant_rows, order = _pooled(y, scores, query_offsets, convention)
+    return binary.pooled_pauc_raw(prep.scores, relevant_rows, order, float(p),
+                                  float(prep.convention.no_relevant_value))
+
+
+def _pooled(y, scores, query_offsets, convention):
+    """Checked inputs (no tie rule: ties count 1/2), relevance, and every row by descending score.
+
+    One stable merge sort of all rows on the calling thread: the pooled metrics have no queries
+    to share out among threads.
+    """
+    p = prepare(y, scores, query_offsets, resolve_ties(convention, "stable")[0])
+    order = np.empty(len(p.y), np.int64)  # (n_rows,)
+    argsort_descending(p.scores, order, np.empty(len(p.y), np.int64))
+    return p, _bools(relevant(p.y, p.convention)), order
 
 
 def rmse(y, scores) -> float:
@@ -211,7 +241,8 @@ def rmse_per_query(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, d
 
 
 _FUNCTIONS = {f.__name__: f for f in (dcg, ndcg, mean_ndcg, average_precision, precision, err,
-                                      reciprocal_rank, auc, pauc, rmse, rmse_per_query)}
+                                      reciprocal_rank, auc, pauc, global_auc, global_pauc_raw, rmse,
+                                      rmse_per_query)}
 
 
 def metric_by_name(name: str) -> Metric:

@@ -7,19 +7,26 @@ ranked. A :class:`Convention` names every such knob; :data:`CONVENTIONS` holds t
 presets that reproduce the peer tools (checked against them, see
 ``tests/evaluation/test_metrics_oracles.py``):
 
-==========  ==========  ================  =======  =========  ===========  ============  ===============
-preset      gain        discount          k > n    no rel.    relevant     P@k divides   AP@k divides
-==========  ==========  ================  =======  =========  ===========  ============  ===============
-lightgbm    2^l - 1     1/log2(1+r)       cut      1          l > 0.5      min(k, n)     min(k, R)
-ranklib     2^l - 1     1/log2(1+r)       cut      0          l > 0        min(k, n)     R
-letor       0, 1, 3     1/log2(max(r,2))  **0**    0          l in {1,2}   k             R
-trec        l           1/log2(1+r)       cut      0          l >= 1       k             R
-==========  ==========  ================  =======  =========  ===========  ============  ===============
+==========  ==============  ================  ==========  ==========  ============  ===========  ============
+preset      gain            discount          k > n       no rel.     relevant      P@k divides  AP@k divides
+==========  ==============  ================  ==========  ==========  ============  ===========  ============
+lightgbm    2^l - 1         1/log2(1+r)       cut         1           l > 0.5       min(k, n)    min(k, R)
+ranklib     2^l - 1         1/log2(1+r)       cut         0           l > 0         min(k, n)    R
+letor       0, 1, 3         1/log2(max(r,2))  **0**       0           l in {1,2}    k            R
+mslr        0, 1, 3, 7, 15  1/log2(max(r,2))  **0**       0           l in {2,3,4}  k            R
+trec        l               1/log2(1+r)       cut         0           l >= 1        k            R
+mohan       2^l - 1         1/log2(1+r)       cut         **1/2**     l > 0         k            R
+==========  ==============  ================  ==========  ==========  ============  ===========  ============
 
 (``xgboost`` is an alias of ``lightgbm``: LightGBM's ``ndcg@k``/``map@k`` and XGBoost's
 ``ndcg@k``/``map@k``/``pre@k`` agree with it; XGBoost's ``ndcg``/``map`` without ``@k`` mean
-``@32``, so name the cutoff. ``letor`` is LETOR 4.0's ``Eval-Score-4.0.pl``;
-``trec`` is trec_eval's ``ndcg_cut``/``P``/``map``/``recip_rank``.) All rank ties by input
+``@32``, so name the cutoff. ``letor`` is LETOR 4.0's ``Eval-Score-4.0.pl`` (grades 0-2);
+``mslr`` is the MSLR-WEB data sets' version of that script (grades 0-4, gain $2^l - 1$, a
+document relevant from grade 2 on); ``trec`` is trec_eval's
+``ndcg_cut``/``P``/``map``/``recip_rank``; ``mohan`` is Mohan's (2010, MS thesis, Table 6.1)
+NDCG, which scores a query without relevant documents 1/2.) ``letor`` and ``mslr`` refuse a
+label outside their scripts' gain tables (:data:`GAIN_TABLES`) instead of reading it as gain 0
+and not relevant, as the scripts do silently. All rank ties by input
 order (a stable sort by descending score) except ``trec``, which ranks tied scores by
 document id, descending, after rounding scores to float32 as trec_eval reads them.
 The default convention is ``"lightgbm"``, the one the boosting loop and the benchmarks
@@ -51,10 +58,13 @@ class Convention:
 
     Parameters
     ----------
-    gain : {"exp2", "linear", "letor"}
+    gain : {"exp2", "linear", "letor", "mslr"}
         Gain of label $l$: ``exp2`` is $2^l - 1$ (Burges et al. 2005),
-        ``linear`` is $l$ (trec_eval), ``letor`` is the table
-        $\{0: 0, 1: 1, 2: 3\}$ of Eval-Score-4.0.pl, 0 for any other label.
+        ``linear`` is $l$ (trec_eval); ``letor`` and ``mslr`` are the tables of
+        :data:`GAIN_TABLES`: $\{0: 0, 1: 1, 2: 3\}$ of Eval-Score-4.0.pl (LETOR 4.0) and
+        $\{0: 0, 1: 1, 2: 3, 3: 7, 4: 15\}$ ($2^l - 1$ on grades 0-4) of the MSLR-WEB
+        script. A label outside a table is a ParameterError (the scripts read it as gain 0
+        and not relevant, silently).
     discount : {"log2", "jarvelin"}
         Discount at rank $r \ge 1$: ``log2`` is $1/\log_2(1 + r)$;
         ``jarvelin`` is Järvelin & Kekäläinen's (2002) original with base $b = 2$,
@@ -69,7 +79,8 @@ class Convention:
         a document of positive gain / relevant document, AUC and pAUC of a query without a
         relevant or without an irrelevant document. Empty queries too. One rule for the six:
         LightGBM's ``ndcg`` and ``map`` (and XGBoost's) score such a query 1, RankLib,
-        ``Eval-Score-4.0.pl`` and trec_eval 0, and each preset extends its tool's value to
+        ``Eval-Score-4.0.pl`` (and its MSLR-WEB version) and trec_eval 0, Mohan's (2010)
+        NDCG 1/2, and each preset extends its tool's value to
         the metrics the tool does not have. DCG, P@k and ERR are sums with no best value to
         divide by: every ranking of such a query scores 0, and so do they, in every preset.
     relevance_threshold : float
@@ -117,7 +128,7 @@ class Convention:
 
 
 _CHOICES = {
-    "gain": ("exp2", "linear", "letor"),
+    "gain": ("exp2", "linear", "letor", "mslr"),
     "discount": ("log2", "jarvelin"),
     "ndcg_k_beyond_n": ("cut", "zero"),
     "precision_k_beyond_n": ("k", "n"),
@@ -133,8 +144,38 @@ CONVENTIONS: dict[str, Convention] = {
                           err_max_label=4.0),
     "letor": Convention(gain="letor", discount="jarvelin", ndcg_k_beyond_n="zero", no_relevant_value=0.0,
                         max_relevant_label=2.0, precision_k_beyond_n="k", ap_normalizer="relevant"),
+    "mslr": Convention(gain="mslr", discount="jarvelin", ndcg_k_beyond_n="zero", no_relevant_value=0.0,
+                       relevance_threshold=1.0, precision_k_beyond_n="k", ap_normalizer="relevant",
+                       err_max_label=4.0),
     "trec": Convention(gain="linear", no_relevant_value=0.0, precision_k_beyond_n="k", ap_normalizer="relevant",
                        ties="trec", scores_float32=True),
+    "mohan": Convention(no_relevant_value=0.5, relevance_threshold=0.0, precision_k_beyond_n="k",
+                        ap_normalizer="relevant"),
+}
+r"""The presets. ``mslr`` is Eval-Score-4.0.pl as the MSLR-WEB data sets ship it ("modified by Jun Xu,
+June 12, 2010 (for Microsoft Learning to Rank Datasets)"): LETOR's discount and rules with the gains
+$2^l - 1$ of grades 0-4, and only grades 2-4 relevant for P@k and MAP; ERR (not in the script)
+takes $l_{max} = 4$, the top of its grades. ``mohan`` is the NDCG of Mohan (2010, MS thesis,
+Washington University in St. Louis, Table 6.1): gain $2^l - 1$, discount $1/\log_2(1 + r)$, and
+1/2 for a query without a relevant document, where every ranking is as good as any other; a
+document is relevant when its label is above 0 (the binary relevance of the thesis' AUC). The
+thesis reports no P@k, AP or ERR: they are the textbook ones (P@k divides by k, AP by R, ERR's
+$l_{max}$ is the largest label)."""
+
+GAIN_TABLES: dict[str, tuple[float, ...]] = {
+    "letor": (0.0, 1.0, 3.0),
+    "mslr": (0.0, 1.0, 3.0, 7.0, 15.0),
+}
+"""Gains of the grades 0, 1, 2, ... of the table gains: ``%hsNdcgRelScore`` of LETOR 4.0's
+Eval-Score-4.0.pl (grades 0-2) and of the MSLR-WEB script (grades 0-4). Both scripts look a label up
+in their table and read any other label as gain 0 and not relevant; twinrank refuses it instead."""
+
+_INSTEAD = {  # what the refusal of a label outside a gain table points at
+    "letor": "LETOR 4.0's Eval-Score-4.0.pl grades documents 0-2; for MSLR-WEB's grades 0-4 use "
+             "convention='mslr' (the MSLR-WEB script: gain 2^l - 1, grades 2-4 relevant), or a convention of "
+             "gain 2^l - 1 such as 'lightgbm' or 'ranklib' for labels of any scale",
+    "mslr": "the MSLR-WEB script grades documents 0-4; for labels of another scale use a convention of gain "
+            "2^l - 1 such as 'lightgbm' or 'ranklib'",
 }
 
 
@@ -154,7 +195,8 @@ def gain(labels: np.ndarray, convention: str | Convention = DEFAULT_CONVENTION) 
         return np.exp2(labels) - 1.0
     if c.gain == "linear":
         return labels.copy()
-    return np.where(labels == 1.0, 1.0, np.where(labels == 2.0, 3.0, 0.0))
+    check_table_labels(labels, c)
+    return np.asarray(GAIN_TABLES[c.gain])[labels.astype(np.int64)]
 
 
 def discount(ranks: np.ndarray, convention: str | Convention = DEFAULT_CONVENTION) -> np.ndarray:
@@ -223,6 +265,7 @@ def prepare(y, scores, query_offsets, convention, doc_ids=None) -> Prepared:
         raise ParameterError(f"y[{np.flatnonzero(np.isnan(y))[0]}] is NaN")
     if c.gain == "exp2":
         check_exp2_labels(y)
+    check_table_labels(y, c)
     if np.isnan(scores).any():
         raise ParameterError(f"scores[{np.flatnonzero(np.isnan(scores))[0]}] is NaN; a NaN score cannot be ranked")
     if c.scores_float32:
@@ -236,6 +279,24 @@ def check_exp2_labels(y: np.ndarray, name: str = "y") -> None:
     if len(high):
         raise ParameterError(f"{name}[{high[0]}] = {y[high[0]]:g} is above {MAX_LABEL}, the largest label of the "
                              "exponential gain 2^l - 1 (XGBoost's bound; 2^1024 overflows float64)")
+
+
+def check_table_labels(y: np.ndarray, convention: str | Convention, name: str = "y") -> None:
+    """ParameterError naming the first label that is not a grade of the convention's gain table.
+
+    Only the table gains (``letor``, ``mslr``: :data:`GAIN_TABLES`) have a set of grades;
+    every label passes the others. The message names the table, the label and what to use instead.
+    """
+    c = get_convention(convention)
+    if c.gain not in GAIN_TABLES:
+        return
+    grades = len(GAIN_TABLES[c.gain])
+    outside = np.flatnonzero(~np.isin(y, np.arange(grades)))  # (n_outside,)
+    if len(outside):
+        i = outside[0]
+        raise ParameterError(f"{name}[{i}] = {y[i]:g} is not a grade of the {c.gain!r} convention's gain table "
+                             f"(grades 0-{grades - 1}): its script would read it as gain 0 and not relevant, "
+                             f"silently; {_INSTEAD[c.gain]}")
 
 
 def _tie_keys(c: Convention, doc_ids, n_rows: int) -> np.ndarray | None:
@@ -272,3 +333,9 @@ def check_k(k, name="k") -> None:
     """``k`` is None (the whole list) or an integer >= 1."""
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ParameterError(f"{name} must be an integer >= 1 or None, got {k!r}")
+
+
+def check_p(p, name: str) -> None:
+    """``p``, the upper end of a partial AUC's false-positive rates, is a number in (0, 1]."""
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)) or not 0.0 < p <= 1.0:
+        raise ParameterError(f"{name}'s p must be in (0, 1], got {p!r}")

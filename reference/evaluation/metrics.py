@@ -3,7 +3,9 @@ r"""Ranking metrics per query, under the evaluation conventions of the tools peo
 Every ranking metric takes the labels ``y`` and ``scores`` of all rows and the
 ``query_offsets`` of their queries, and returns one float64 value per query, shape
 ``(n_queries,)``. :func:`evaluate` averages them over queries (every query counts once,
-empty ones too). Documents are ranked by descending score; how ties are broken, what a
+empty ones too). The pooled metrics, :func:`global_auc` and :func:`global_pauc_raw`, are the
+exception: one float for the documents of all queries ranked together (Mohan 2010, Table 6.1).
+Documents are ranked by descending score; how ties are broken, what a
 label is worth and what a query without relevant documents scores is the
 :class:`~twinrank.reference.evaluation.conventions.Convention`, one of the presets of
 :mod:`twinrank.reference.evaluation.conventions` (``"lightgbm"`` by default) or any other.
@@ -35,9 +37,12 @@ from twinrank.reference.evaluation._ranking import (
 from twinrank.reference.evaluation.conventions import (
     CONVENTIONS,
     DEFAULT_CONVENTION,
+    GAIN_TABLES,
     Convention,
     Prepared,
     check_k,
+    check_p,
+    check_table_labels,
     discount,
     doc_ids_from_comments,
     err_grades,
@@ -239,8 +244,7 @@ def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc
     so 0.5 is a random ranking, 1 a perfect one, and ``p=1`` gives the AUC. Ties are
     ranked by the convention's tie rule. $PN = 0$ scores ``no_relevant_value``.
     """
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)) or not 0.0 < p <= 1.0:
-        raise ParameterError(f"pauc's p must be in (0, 1], got {p!r}")
+    check_p(p, "pauc")
     prep = prepare(y, scores, query_offsets, convention, doc_ids)
     r = rank(prep)
     rel = relevant(prep.y[r.order], prep.convention)
@@ -253,6 +257,77 @@ def pauc(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc
     area = per_query_sum(np.where(rel, 0.0, above / pos_of * width), r)
     standardised = 0.5 * (1.0 + (area - p * p / 2.0) / (p - p * p / 2.0))
     return np.where(n_pos * n_neg > 0, standardised, prep.convention.no_relevant_value)
+
+
+# ---------------------------------------------------------------- all documents pooled
+
+
+def global_auc(y, scores, query_offsets, *, convention=DEFAULT_CONVENTION, doc_ids=None) -> float:
+    r"""Area under the ROC curve of all documents pooled into one ranking (Mohan 2010, Table 6.1).
+
+    One number for the whole set, not a mean over queries (that is :func:`auc`): every
+    (relevant, irrelevant) pair counts, whatever the queries of its two documents. A tie counts
+    1/2, as in the Mann–Whitney statistic (Mann & Whitney 1947; Hanley & McNeil 1982) and
+    scikit-learn's ``roc_auc_score``:
+
+    $$\mathrm{AUC} = \frac{1}{P N} \sum_{i \text{ relevant}} \sum_{j \text{ irrelevant}}
+      \Big([s_i > s_j] + \tfrac{1}{2} [s_i = s_j]\Big)
+      = \frac{1}{P N} \sum_{g} b_g \Big(A_g + \frac{a_g}{2}\Big)$$
+
+    over the groups $g$ of equal score, highest first, with $a_g$ relevant and $b_g$
+    irrelevant documents and $A_g$ relevant documents in the groups above $g$; $P$ and $N$
+    count all relevant and irrelevant documents. Relevant is the convention's
+    (:func:`relevant`); its tie rule is not used (``doc_ids`` neither), its float32 rounding
+    is. The sum is of halves of integers, exact below $10^8$ documents. $PN = 0$ (no
+    relevant or no irrelevant document at all) scores ``no_relevant_value``.
+    ``query_offsets`` is checked as by every metric.
+    """
+    a, b, c = _score_groups(y, scores, query_offsets, convention)
+    above = np.cumsum(a) - a  # (n_groups,) relevant documents in the groups above
+    pairs = a.sum() * b.sum()
+    return float(np.sum(b * (above + a / 2)) / pairs) if pairs > 0 else float(c.no_relevant_value)
+
+
+def global_pauc_raw(y, scores, query_offsets, *, p=0.05, convention=DEFAULT_CONVENTION, doc_ids=None) -> float:
+    r"""Raw partial area under the ROC curve of all documents pooled, over FPR $[0, p]$ (Mohan 2010, Table 6.1).
+
+    The area itself, not standardised (that is :func:`pauc`, per query, McClish 1989): between
+    0 and $p$, and $p^2/2$ for a random ranking. The ROC curve of the pooled ranking
+    (:func:`global_auc`) joins the points $(B_g/N, A_g/P)$, $B_g$ irrelevant and $A_g$
+    relevant documents in the groups of equal score above group $g$, by straight segments:
+    a group of $a_g$ relevant and $b_g$ irrelevant tied documents is a diagonal, its
+    documents in every order at once (ties count 1/2, as in :func:`global_auc`). Group $g$'s
+    segment spans FPR $[\ell_g, u_g] = [B_g/N, (B_g + b_g)/N]$; the part inside $[0, p]$,
+    of width $w_g = \max(0, \min(u_g, p) - \ell_g)$, is a trapezoid:
+
+    $$\mathrm{pAUC}_{\mathrm{raw}}(p) = \sum_g \frac{w_g}{P}
+      \Big(A_g + \frac{w_g N}{b_g} \cdot \frac{a_g}{2}\Big)$$
+
+    ($w_g N / b_g$ is the fraction of the segment kept), added group by group from the top.
+    ``p=1`` gives :func:`global_auc` (up to rounding), scikit-learn's
+    ``roc_auc_score(max_fpr=p)`` is its McClish standardisation. $PN = 0$ scores
+    ``no_relevant_value`` times $p$, the same fraction of the best value as the normalised metrics.
+    """
+    check_p(p, "global_pauc_raw")
+    a, b, c = _score_groups(y, scores, query_offsets, convention)
+    n_pos, n_neg = a.sum(), b.sum()
+    if n_pos * n_neg == 0:
+        return float(c.no_relevant_value * p)
+    above, left = np.cumsum(a) - a, np.cumsum(b) - b  # (n_groups,) A_g, B_g: in the groups above
+    width = np.maximum(np.minimum((left + b) / n_neg, p) - left / n_neg, 0.0)  # (n_groups,) w_g
+    areas = width * (above + (width * n_neg / np.maximum(b, 1.0)) * a / 2) / n_pos  # (n_groups,)
+    return float(np.cumsum(areas)[-1])  # added group by group, as a loop (np.sum adds pairwise)
+
+
+def _score_groups(y, scores, query_offsets, convention) -> tuple[np.ndarray, np.ndarray, Convention]:
+    """Relevant and irrelevant documents (float64 counts, (n_groups,) each) of every group of equal
+    score over all rows, highest score first, and the convention. Ties count 1/2: no tie rule."""
+    p = prepare(y, scores, query_offsets, resolve_ties(convention, "stable")[0])
+    rel = relevant(p.y, p.convention).astype(np.float64)  # (n_rows,) 1 relevant, 0 irrelevant
+    group = np.unique(-p.scores, return_inverse=True)[1].ravel()  # (n_rows,) 0 = the highest score
+    n_groups = int(group.max(initial=-1)) + 1
+    return (np.bincount(group, weights=rel, minlength=n_groups),
+            np.bincount(group, weights=1.0 - rel, minlength=n_groups), p.convention)
 
 
 def rmse(y, scores) -> float:
@@ -293,4 +368,5 @@ def evaluate(metrics, y, scores, query_offsets, *, convention=DEFAULT_CONVENTION
 
 
 _FUNCTIONS = {f.__name__: f for f in (dcg, ndcg, mean_ndcg, average_precision, precision, err,
-                                      reciprocal_rank, auc, pauc, rmse, rmse_per_query)}
+                                      reciprocal_rank, auc, pauc, global_auc, global_pauc_raw, rmse,
+                                      rmse_per_query)}

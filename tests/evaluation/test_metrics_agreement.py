@@ -9,7 +9,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from twinrank.fast.evaluation import metrics as fast
 from twinrank.fast.runtime._threads import threads
@@ -17,7 +17,14 @@ from twinrank.reference.evaluation import metrics as ref
 
 NAMES = ["ndcg", "ndcg@1", "ndcg@3", "ndcg@8", "dcg", "dcg@2", "map", "map@2", "p@1", "p@3", "p@8",
          "err", "err@2", "rr", "rr@2", "auc", "pauc", "pauc@0.3", "pauc@1", "meanndcg", "rmse"]
+POOLED = ["global_auc", "global_pauc_raw", "global_pauc_raw@0.3", "global_pauc_raw@1"]
 PRESETS = sorted(ref.CONVENTIONS)
+
+
+def graded(y, convention):
+    """The labels on the convention's grades: a table gain (``letor``: 0-2) refuses any other label."""
+    table = ref.GAIN_TABLES.get(ref.get_convention(convention).gain)
+    return y if table is None else np.minimum(y, len(table) - 1)
 
 
 @contextlib.contextmanager
@@ -48,6 +55,7 @@ def ranked_queries(draw, max_queries=5, max_docs=7):
 @given(data=ranked_queries())
 def test_every_metric_agrees_bit_for_bit(convention, data):
     y, scores, offsets, doc_ids = data
+    y[:] = graded(y, convention)
     originals = [a.copy() for a in data]
     expected = ref.evaluate(NAMES, y.copy(), scores.copy(), offsets.copy(), convention=convention,
                             doc_ids=doc_ids.copy(), per_query=True)
@@ -67,6 +75,7 @@ def test_every_metric_agrees_bit_for_bit(convention, data):
 @given(data=ranked_queries(max_queries=40, max_docs=30), convention=st.sampled_from(PRESETS))
 def test_prange_path_agrees_whatever_the_thread_count(data, convention):
     y, scores, offsets, doc_ids = data
+    y = graded(y, convention)
     expected = ref.evaluate(NAMES, y, scores, offsets, convention=convention, doc_ids=doc_ids, per_query=True)
     for n_threads in (1, 2):
         with fast_path(parallel=True), threads(n_threads):
@@ -90,9 +99,35 @@ def test_large_queries_agree_with_float_scores():
     scores = rng.standard_normal(offsets[-1])
     scores[::7] = 0.5  # ties across long queries, where merge-sort stability matters
     assert offsets[-1] < fast.PARALLEL_MIN_ROWS  # so the forced prange path is not the default
-    for convention in ("lightgbm", "letor", "ranklib"):
-        expected = ref.evaluate(NAMES, y, scores, offsets, convention=convention, per_query=True)
+    for convention in ("lightgbm", "letor", "ranklib", "mslr"):
+        expected = ref.evaluate(NAMES, graded(y, convention), scores, offsets, convention=convention,
+                                per_query=True)
         with fast_path(parallel=True):
-            got = fast.evaluate(NAMES, y, scores, offsets, convention=convention, per_query=True)
+            got = fast.evaluate(NAMES, graded(y, convention), scores, offsets, convention=convention,
+                                per_query=True)
         for name in NAMES:
             np.testing.assert_array_equal(got[name], expected[name], err_msg=f"{name} under {convention}")
+
+
+@pytest.mark.parametrize("convention", PRESETS)
+@given(data=ranked_queries(), all_one_label=st.sampled_from([None, 0.0, 2.0]))
+def test_pooled_metrics_agree_bit_for_bit(convention, data, all_one_label):
+    """Global AUC and raw pAUC: ties, empty and one-document queries, sets of one class only."""
+    y, scores, offsets, doc_ids = data
+    y = graded(y if all_one_label is None else np.full_like(y, all_one_label), convention)
+    assume(len(y) > 0)
+    expected = ref.evaluate(POOLED, y, scores, offsets, convention=convention, doc_ids=doc_ids)
+    got = fast.evaluate(POOLED, y, scores, offsets, convention=convention, doc_ids=doc_ids)
+    assert got == expected
+    assert all(isinstance(v, float) for v in got.values())
+
+
+def test_pooled_metrics_agree_on_large_tied_data():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 5, size=50_000).astype(np.float64)
+    scores = np.round(rng.standard_normal(50_000) * 8) / 8  # some hundred groups of tied scores
+    offsets = np.r_[0, np.cumsum(rng.integers(1, 200, size=600))]
+    offsets = np.r_[offsets[offsets < len(y)], len(y)]
+    for p in (0.01, 0.05, 0.5, 1.0):
+        assert fast.global_pauc_raw(y, scores, offsets, p=p) == ref.global_pauc_raw(y, scores, offsets, p=p)
+    assert fast.global_auc(y, scores, offsets) == ref.global_auc(y, scores, offsets)

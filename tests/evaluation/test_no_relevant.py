@@ -17,7 +17,7 @@ from twinrank.reference.evaluation import metrics as ref
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 PRESETS = {"`lightgbm`, `xgboost`": ["lightgbm", "xgboost"], "`ranklib`": ["ranklib"], "`letor`": ["letor"],
-           "`trec`": ["trec"]}
+           "`mslr`": ["mslr"], "`trec`": ["trec"], "`mohan`": ["mohan"]}
 
 # a query of three irrelevant documents (tied and untied scores), an empty query, then a query
 # with relevant documents (so the call has a positive largest label, as real data does)

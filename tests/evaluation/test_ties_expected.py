@@ -38,10 +38,12 @@ def mean_over_tie_orders(function, y, scores, offsets, **kw):
 
 
 @pytest.mark.parametrize("name", ["dcg", "ndcg"])
-@pytest.mark.parametrize("convention", ["lightgbm", "ranklib", "letor"])
+@pytest.mark.parametrize("convention", ["lightgbm", "ranklib", "letor", "mslr"])
 @given(data=tied_queries(), k=st.sampled_from([None, 1, 2, 4]))
 def test_expected_ties_equal_mean_over_all_orders(name, convention, data, k):
     y, scores, offsets = data
+    if convention == "letor":
+        y = np.minimum(y, 2.0)  # LETOR 4.0's grades: the preset refuses label 3
     want = mean_over_tie_orders(getattr(ref, name), y, scores, offsets, k=k, convention=convention)
     for twin in TWINS:
         got = getattr(twin, name)(y, scores, offsets, k=k, convention=convention, ties="expected")
