@@ -34,6 +34,8 @@ metrics (repeat --metric or give a comma list; default: {default}):
   err[@k]            expected reciprocal rank (Chapelle et al. 2009)
   rr[@k], mrr[@k]    reciprocal rank of the first relevant document
   auc, pauc[@p]      per-query ROC area; partial area over FPR in [0, p] (McClish), p=0.05
+  global_auc         one ROC area over all documents pooled (a tie counts 1/2; Mohan 2010)
+  global_pauc_raw[@p]  its raw partial area over FPR in [0, p], at most p (p=0.05)
   meanndcg           LETOR's MeanNDCG: mean of NDCG@1..NDCG@n of each query
   rmse               root mean squared error of the scores against the labels, over rows
 
@@ -43,7 +45,11 @@ conventions (--convention, default {convention}): how ties, gains and edge cases
   ranklib            as lightgbm, but such a query scores 0, relevant = label > 0
   letor              LETOR 4.0 Eval-Score-4.0.pl: gains 0/1/3, discount 1 at ranks 1-2 then
                      1/log2(r), NDCG@k = 0 for a query of fewer than k documents (so on
-                     short queries ndcg@10 can be far below ndcg@5); no relevant document: 0
+                     short queries ndcg@10 can be far below ndcg@5); no relevant document: 0;
+                     grades 0-2 only (its gain table): other labels are refused
+  mslr               the MSLR-WEB script: as letor for grades 0-4 (gains 2^l-1); relevant for
+                     p@k and map = label >= 2
+  mohan              as lightgbm, but a query without relevant document scores 1/2 (Mohan 2010)
   trec               trec_eval: gain = label, ties by '#docid = ...' comment, descending;
                      no relevant document: 0
   dcg, p@k and err have no best value to divide by: a query without relevant document
