@@ -9,6 +9,13 @@ What is written, and why the scores are the same (the rules are in
   (LightGBM's ``boost_from_average`` does the same). LightGBM sums the trees from 0 in
   file order, so every partial sum is the one twinrank's predict forms.
 - **Leaf values** $w_t \cdot v$, the tree weight folded in (``shrinkage=1``).
+- **Thresholds** for LightGBM's float64 comparison: twinrank reads features as float32
+  (a LETOR file's precision; an estimator's ``predict`` converts its ``X``), so a row goes
+  left iff ``float32(x) <= t``; LightGBM compares the float64 ``x`` itself. The written
+  threshold is ``t'``, the largest float64 ``d`` with ``float32(d) <= t`` (just below, or
+  with round-half-to-even at, the midpoint between the largest float32 ``<= t`` and the next
+  float32), so ``x <= t'`` iff ``float32(x) <= t`` for every float64 ``x``; a float32 ``x``
+  takes the same route at ``t`` and ``t'``, and ``t'`` maps to itself.
 - **Splits**: ``decision_type`` 8 (missing type NaN, NaN goes right) or 10 (NaN goes left)
   with ``missing[k]`` the right or left child; a third child for missing values
   (``missing_split="separate"``) becomes an extra node on the same feature at threshold
@@ -22,6 +29,7 @@ import numpy as np
 
 from twinrank.reference.constants import LEAF
 from twinrank.reference.errors import ModelFormatError
+from twinrank.reference.io._bag_model import BagModel
 from twinrank.reference.io._ensemble import Ensemble, Tree
 from twinrank.reference.io._mcrank_model import McRankModel
 
@@ -29,6 +37,20 @@ NAN_RIGHT, NAN_LEFT = 8, 10  # decision_type: missing_type NaN (2 << 2), plus kD
 # float rounding of a sum of LightGBM's parsed numbers equals ours only if they are read back
 # exactly: repr() is the shortest string that parses to the same float64.
 _fmt = repr
+_CUMULATIVE_SCORES = {  # how a classification model's ensembles give P(y > c_j)
+    "mcrank": "sigmoids of its classifiers' log-odds",
+    "cumulative-regression": "its regressors' estimates clipped to [0, 1] and made monotone",
+}
+_BAG_RULES = {  # why a bag's combination is not one LightGBM model
+    "minmax": "which rescales each member's scores to [0, 1] within each query, so a document's score "
+              "depends on the other documents of its query, while LightGBM scores each row alone",
+    "borda": "which replaces each member's scores by rank points within each query, so a document's "
+             "score depends on the other documents of its query, while LightGBM scores each row alone",
+    "mean": "the mean of its members' scores, which export does not write: it would be every member's "
+            "trees with weights 1/B, each member's own fill of missing values applied, which one LightGBM "
+            "model cannot hold when the fills differ",
+}
+_FLOAT32_TOP = float(np.finfo(np.float32).max) + 2.0 ** 103  # float32 rounds this and above to inf
 
 
 def to_lightgbm_text(model, *, feature_names=None) -> str:
@@ -36,7 +58,8 @@ def to_lightgbm_text(model, *, feature_names=None) -> str:
 
     ``feature_names``: one name per feature, no spaces (default: the names of an imported
     LightGBM model, else LightGBM's own default ``Column_0 ...``).
-    ModelFormatError for a model LightGBM cannot express (McRank, iterative imputation).
+    ModelFormatError, naming the kind and the reason, for a model LightGBM cannot express
+    (McRank, cumulative regression, a BL-MART bag, iterative imputation).
     """
     model = _ensemble_of(model)
     names = _feature_names(model, feature_names)
@@ -52,9 +75,15 @@ def _ensemble_of(model) -> Ensemble:
     model = getattr(model, "model_", model)  # a fitted estimator: its model
     if isinstance(model, McRankModel):
         raise ModelFormatError(
-            "an McRank model cannot be written as one LightGBM model: its score, the expected relevance "
-            "sum_k F(c_k) P(y = c_k | x), combines the sigmoids of its classifiers' scores, and a LightGBM "
-            "model only sums trees; export each classifier (model.classifiers[j]) on its own instead")
+            f"{model.described} ({model.algorithm}) cannot be written as one LightGBM model: its score, "
+            f"the expected relevance sum_k F(c_k) P(y = c_k | x), combines its classifiers' scores "
+            f"nonlinearly ({_CUMULATIVE_SCORES[model.algorithm]}), and a LightGBM model only sums trees; "
+            "export each classifier (model.classifiers[j]) on its own instead")
+    if isinstance(model, BagModel):
+        raise ModelFormatError(
+            f"a BL-MART bag (bl-mart) cannot be written as one LightGBM model: it combines its "
+            f"{len(model.members)} members' scores by {model.combine!r}, {_BAG_RULES[model.combine]}; "
+            "export each member (model.members[m]) on its own instead")
     if not isinstance(model, Ensemble):
         raise ModelFormatError(f"expected a twinrank Ensemble, got {type(model).__name__}")
     if model.n_features < 1:
@@ -124,7 +153,7 @@ def _lightgbm_arrays(tree: Tree, leaf_values, fill) -> dict:
             nan_to = _nan_child(tree, k, fill)
             third = not split_only and nan_to not in (tree.left[k], tree.right[k])
             _append(a, split_feature=int(tree.feature[k]), split_gain=float(tree.gain[k]),
-                    threshold=np.inf if third else float(tree.threshold[k]),
+                    threshold=np.inf if third else float64_threshold(tree.threshold[k]),
                     decision_type=NAN_LEFT if nan_to == tree.left[k] and not third else NAN_RIGHT,
                     internal_value=float(leaf_values[k]), internal_weight=float(tree.hessian_sum[k]),
                     internal_count=int(tree.count[k]), left_child=0, right_child=0)
@@ -135,6 +164,25 @@ def _lightgbm_arrays(tree: Tree, leaf_values, fill) -> dict:
         if parent is not None:
             a[side][parent] = ref
     return a
+
+
+def float64_threshold(threshold: float) -> float:
+    """``t'``, the largest float64 ``d`` with ``float32(d) <= threshold``: LightGBM's ``x <= t'`` on a
+    float64 ``x`` is then twinrank's ``float32(x) <= threshold`` (module docstring)."""
+    t = float(threshold)
+    if np.isnan(t) or t == np.inf:
+        return t
+    with np.errstate(over="ignore"):
+        low = np.float32(t)  # round to nearest: the largest float32 <= t, or the next one above it
+        if float(low) > t:
+            low = np.nextafter(low, np.float32(-np.inf))
+        if low == -np.inf:  # below every float32: only the doubles float32 rounds to -inf
+            return -_FLOAT32_TOP
+        high = np.nextafter(low, np.float32(np.inf))
+        midpoint = _FLOAT32_TOP if high == np.inf else (float(low) + float(high)) / 2  # exact in float64
+        if float(np.float32(midpoint)) <= t:  # a tie rounds to the even one of low and high
+            return midpoint
+    return float(np.nextafter(midpoint, -np.inf))
 
 
 def _nan_child(tree: Tree, k: int, fill) -> int:
@@ -173,7 +221,7 @@ def _feature_names(model: Ensemble, names) -> list:
 
 
 def _feature_infos(model: Ensemble) -> list:
-    """``[lo:hi]`` per feature, the smallest and largest finite threshold split on; ``none`` if unused.
+    """``[lo:hi]`` per feature, the smallest and largest finite threshold written; ``none`` if unused.
 
     (LightGBM writes the training data's range here; twinrank keeps no data range, and
     LightGBM reads the field only to check its length.)
@@ -184,7 +232,7 @@ def _feature_infos(model: Ensemble) -> list:
         ensembles.append(ensembles[-1].init_model)
     for tree in (t for e in ensembles for t in e.trees):
         inner = (tree.left != LEAF) & np.isfinite(tree.threshold)  # (n_nodes,)
-        for f, t in zip(tree.feature[inner].tolist(), tree.threshold[inner].tolist()):
+        for f, t in zip(tree.feature[inner].tolist(), map(float64_threshold, tree.threshold[inner])):
             lo, hi = used.get(f, (t, t))
             used[f] = (min(lo, t), max(hi, t))
     return [f"[{_fmt(used[f][0])}:{_fmt(used[f][1])}]" if f in used else "none"

@@ -3,6 +3,8 @@ a LightGBM model imported here scores the same in both twins, and what cannot cr
 
 The oracle is LightGBM itself (``lightgbm.Booster``), on MQ2008 with missing values.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -240,7 +242,7 @@ def test_categorical_bit_in_decision_type_is_refused():
     (lambda t: t.replace("leaf_value=1.0 2.0", "leaf_value=1.0"), r"line \d+\): leaf_value has 1 values, expected 2"),
     (lambda t: t.replace("leaf_value=1.0 2.0", "leaf_value=1.0 abc"), "leaf_value: could not convert"),
     (lambda t: t.replace("left_child=-1", "left_child=0"), "do not form a tree"),
-    (lambda t: t.replace("threshold=0.5\n", ""), "has no threshold= line"),
+    (lambda t: re.sub(r"\nthreshold=.*\n", "\n", t), "has no threshold= line"),
     (lambda t: "{" + t, "JSON"),
 ])
 def test_malformed_file_errors_name_the_line_and_field(edit, message):

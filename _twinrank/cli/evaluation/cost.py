@@ -4,7 +4,9 @@ The cost (:mod:`twinrank.reference.analysis.cost`) of a document scored by $t$ t
 ``tree_cost * t`` plus the costs of the features those trees use, each paid once;
 ``--json`` prints ``mean_cost``, ``mean_feature_cost``, ``cost_per_tree`` (the
 cumulative mean after each tree) and the exit trees' counts. The exit flags are
-shared with ``twinrank predict``.
+shared with ``twinrank predict``. A model of several ensembles (McRank, cumulative
+regression, a BL-MART bag) scores every document with all their trees, in order, and
+takes no early exits.
 """
 from __future__ import annotations
 
@@ -79,14 +81,21 @@ def run(args) -> int:
         check_input(args.feature_costs, "--feature-costs")
     exits = exits_from_args(args)
     model = read_model(args)
+    if exits is not None and not hasattr(model, "trees"):
+        kind = getattr(model, "described", "a BL-MART bag")
+        raise ParameterError(f"{args.model}: {kind} ({model.algorithm}) scores every document with all the "
+                             "trees of its ensembles, combined after the last: no early exits")
     data = read_letor(args.data, n_features=model.n_features)
     costs = args.feature_costs
     if costs is None and (getattr(model, "params", None) or {}).get("feature_costs") is None:
         print("the model stores no feature costs and --feature-costs is not given: features cost 0",
               file=sys.stderr)
         costs = np.zeros(model.n_features)
-    result = engine_module(args.engine, "cost").model_cost(model, data, costs,
-                                                           tree_cost=args.tree_cost, exits=exits)
+    if hasattr(model, "members"):
+        result = bag_cost(model, data.n_rows, costs, args.tree_cost)
+    else:
+        result = engine_module(args.engine, "cost").model_cost(model, data, costs,
+                                                               tree_cost=args.tree_cost, exits=exits)
     exited = np.bincount(result.exit_tree, minlength=len(result.cost_per_tree) + 1)
     report = {"mean_cost": result.mean_cost, "mean_feature_cost": result.mean_feature_cost,
               "cost_per_tree": result.cost_per_tree.tolist(), "n_documents": data.n_rows,
@@ -100,3 +109,15 @@ def run(args) -> int:
         for t, c in enumerate(result.cost_per_tree, start=1):
             print(f"{t:5d}  {c:.6g}")
     return 0
+
+
+def bag_cost(model, n_rows: int, feature_costs, tree_cost: float):
+    """The :class:`~twinrank.reference.costs.cumulative.ModelCost` of a BL-MART bag on ``n_rows``
+    documents: every member's trees (each prior model's first), member after member, score every
+    document, and each feature is paid once over them all."""
+    from twinrank.reference.costs.cumulative import cost_summary, costs_of, cumulative_cost
+    from twinrank.reference.costs.exits import flat_model
+
+    trees = [tree for member in model.members for tree in flat_model(member)[0]]
+    C, new = cumulative_cost(trees, costs_of(model, feature_costs), tree_cost)
+    return cost_summary(C, new, np.full(n_rows, len(trees), dtype=np.int64), tree_cost)

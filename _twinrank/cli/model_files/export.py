@@ -2,8 +2,9 @@
 
 ``--format lightgbm`` writes LightGBM's text model, which LightGBM loads with
 ``lightgbm.Booster(model_file=...)`` and scores as twinrank does (the rules:
-``twinrank.interop.lightgbm_text``). McRank models and ``--missing iterative``
-models cannot be expressed there and are refused, with the reason.
+``twinrank.interop.lightgbm_text``). McRank and cumulative-regression models, BL-MART
+bags and ``--missing iterative`` models cannot be expressed there and are refused in one
+line naming the file, the kind and the reason.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 
 from twinrank.cli._common import STDOUT, add_accept_edited_option, check_input, check_output, read_model
 from twinrank.cli.training.predict import first_trees
+from twinrank.reference.errors import ModelFormatError
 
 FORMATS = ("lightgbm",)
 
@@ -38,12 +40,15 @@ def run(args) -> int:
     check_input(args.model, "--model")
     check_output(args.output, "--output")
     model = first_trees(read_model(args), args.trees)
-    if args.output == STDOUT:
-        sys.stdout.write(to_lightgbm_text(model))
-        where = "standard output"
-    else:
-        save_lightgbm(model, args.output)
-        where = args.output
+    try:
+        if args.output == STDOUT:
+            sys.stdout.write(to_lightgbm_text(model))
+            where = "standard output"
+        else:
+            save_lightgbm(model, args.output)
+            where = args.output
+    except ModelFormatError as e:
+        raise ModelFormatError(f"{args.model}: {e}") from None
     print(f"exported {model.n_trees} trees of {args.model} ({model.algorithm}) as a LightGBM text model to "
           f"{where}; load it with lightgbm.Booster(model_file=...)", file=sys.stderr)
     return 0

@@ -4,8 +4,8 @@ Feature importance is read off the trees, as LightGBM's ``split`` and ``gain``
 importances are: for each feature, the number of internal nodes splitting on it and
 the sum of those nodes' gains (the loss reduction the grower recorded, before
 shrinkage and tree weights), over every tree of the model, its prior model (IGBRT's
-forest) and, for McRank, every classifier. Features are numbered as in the data file
-(1-based).
+forest), every classifier of McRank and cumulative regression and every member of a
+BL-MART bag. Features are numbered as in the data file (1-based).
 """
 from __future__ import annotations
 
@@ -56,15 +56,23 @@ def run(args) -> int:
 
 
 def ensembles(model) -> list:
-    """``[(name, Ensemble)]``: the model's ensembles, priors first (IGBRT's forest), then McRank's classifiers."""
-    found = []
-    for i, classifier in enumerate(getattr(model, "classifiers", [])):
-        found += [(f"classifier {i + 1} (y > {model.labels[i]:g}) {n}".strip(), e) for n, e in ensembles(classifier)]
+    """``[(name, Ensemble)]``: every ensemble of the model, each prior model before the ensemble it
+    starts (IGBRT's forest), McRank's and cumulative regression's classifiers, a bag's members."""
     if hasattr(model, "trees"):
-        if model.init_model is not None:
-            found += [(f"prior model, {n}".rstrip(", "), e) for n, e in ensembles(model.init_model)]
-        found.append(("", model))
-    return found
+        prior = [] if model.init_model is None else [
+            (f"prior model, {n}".rstrip(", "), e) for n, e in ensembles(model.init_model)]
+        return prior + [("", model)]
+    return [(f"{part} {n}".strip(), e) for part, top in _parts(model) for n, e in ensembles(top)]
+
+
+def _parts(model) -> list:
+    """``[(name, Ensemble)]``: the top-level ensembles of a model made of several (McRank's
+    classifiers, a bag's members); an Ensemble is one part, unnamed."""
+    if hasattr(model, "classifiers"):
+        return [(f"classifier {i + 1} (y > {model.labels[i]:g})", c) for i, c in enumerate(model.classifiers)]
+    if hasattr(model, "members"):
+        return [(f"member {m + 1}", member) for m, member in enumerate(model.members)]
+    return [("", model)]
 
 
 def importance(model) -> list:
@@ -73,8 +81,9 @@ def importance(model) -> list:
     ``feature`` is 1-based, as in the data file; ``splits`` counts the internal nodes
     on the feature and ``gain`` sums their gains, over every tree of every ensemble.
     """
-    splits = feature_importances(model, "split", include_init_model=True)  # (n_features,)
-    gain = feature_importances(model, "gain", include_init_model=True)  # (n_features,)
+    parts = [e for _, e in ensembles(model)]
+    splits = sum(feature_importances(e, "split") for e in parts)  # (n_features,)
+    gain = sum(feature_importances(e, "gain") for e in parts)  # (n_features,)
     used = np.flatnonzero(splits)
     order = used[np.lexsort((used, -gain[used]))]  # largest gain first, then lowest id
     return [{"feature": int(f) + 1, "splits": int(splits[f]), "gain": float(gain[f])} for f in order]
@@ -95,16 +104,48 @@ def summary(model) -> dict:
     parts = ensembles(model)
     trees = [t for _, e in parts for t in e.trees]
     leaves = [t.n_leaves for t in trees] or [0]
-    main = parts[-1][1] if hasattr(model, "trees") else None
+    tops = [e for _, e in _parts(model)]
+    strategies = sorted({(e.missing or {}).get("strategy") for e in tops} - {None})
     return {"algorithm": model.algorithm, "n_features": int(model.n_features),
             "n_trees": len(trees), "leaves": {"min": min(leaves), "mean": float(np.mean(leaves)), "max": max(leaves)},
             "best_iteration": model.best_iteration,
-            "prior_trees": sum(len(e.trees) for _, e in parts[:-1]) if main and main.init_model else None,
+            "prior_trees": sum(len(e.trees) for _, e in parts[:-1]) or None if hasattr(model, "trees") else None,
             "classifiers": len(getattr(model, "classifiers", [])) or None,
-            "missing": (main.missing or {}).get("strategy") if main else None,
-            "history": {k: {"n": len(v), "last": v[-1], "best": max(v)} for k, v in
-                        (getattr(model, "history", None) or {}).items() if v},
+            "members": len(getattr(model, "members", [])) or None,
+            "combine": getattr(model, "combine", None),
+            "missing": ", ".join(strategies) or None,
+            "history": {k: history_summary(k, v) for k, v in (getattr(model, "history", None) or {}).items() if v},
             "params": model.params}
+
+
+def history_summary(key: str, values: list) -> dict:
+    """``{"n", "last", "best"}`` of one history series.
+
+    ``best`` is the largest value of a metric (``valid:ndcg@10``: every metric is larger
+    when better), the smallest of a loss (``valid_loss``), absent for other numbers (DART's
+    ``dropped`` and ``size``, the line search's ``alpha``); a series of words (DART's
+    ``branch``) gives ``{"n", "last", "counts"}``, how often each word occurs.
+    """
+    found = {"n": len(values), "last": values[-1]}
+    if any(isinstance(v, str) for v in values):
+        found["counts"] = {str(v): values.count(v) for v in sorted(set(map(str, values)))}
+    elif ":" in key:
+        found["best"] = max(values)
+    elif key.endswith("_loss"):
+        found["best"] = min(values)
+    return found
+
+
+def _history_text(h: dict) -> str:
+    if "counts" in h:
+        return f"{h['n']} values, last {h['last']}; " + ", ".join(f"{w} {n}" for w, n in h["counts"].items())
+    best = f", best {_number(h['best'])}" if "best" in h else ""
+    return f"{h['n']} values, last {_number(h['last'])}{best}"
+
+
+def _number(value) -> str:
+    """A history value as text: a count as it is, a real number to six decimals."""
+    return str(value) if isinstance(value, int) else f"{value:.6f}"
 
 
 def summary_lines(model, path) -> list:
@@ -118,14 +159,15 @@ def summary_lines(model, path) -> list:
                                     f"{s['n_trees'] - s['prior_trees']} boosted on it"))
     if s["classifiers"]:
         rows.append(("classifiers", f"{s['classifiers']} (labels {', '.join(f'{v:g}' for v in model.labels)})"))
+    if s["members"]:
+        rows.append(("members", f"{s['members']}, scores combined per query by {s['combine']}"))
     if hasattr(model, "base_score"):
         rows.append(("base score", f"{model.base_score:g}"))
     if s["best_iteration"] is not None:
         rows.append(("best iteration", s["best_iteration"]))
     if s["missing"]:
         rows.append(("missing values", s["missing"]))
-    for key, h in s["history"].items():
-        rows.append((key, f"{h['n']} values, last {h['last']:.6f}, best {h['best']:.6f}"))
+    rows += [(key, _history_text(h)) for key, h in s["history"].items()]
     shown = {k: v for k, v in s["params"].items() if v is not None}
     text = " ".join(f"{k}={v}" for k, v in shown.items()) or "(none stored)"
     rows += [("parameters" if i == 0 else "", line) for i, line in enumerate(textwrap.wrap(text, 84))]

@@ -58,8 +58,9 @@ def run(args) -> int:
     check_output(args.output, "--output")
     exits = exits_from_args(args)
     model = read_model(args)
-    if isinstance(model, BagModel) and (exits is not None or args.trees is not None):
-        raise ParameterError("a BL-MART bag is scored whole: no --trees, no early exits")
+    if isinstance(model, BagModel) and exits is not None:
+        raise ParameterError(f"{args.model}: a BL-MART bag (bl-mart) is scored whole, its members' scores "
+                             f"combined per query: no early exits")
     model = first_trees(model, args.trees)
     data = read_letor(args.data, n_features=model.n_features, max_label=None, **reading_options(args))
     if data.n_features_in_file < model.n_features and not args.allow_fewer_features:
@@ -68,7 +69,8 @@ def run(args) -> int:
                                                "--allow-fewer-features to read the missing ones as 0.0")
     if exits is not None:
         if isinstance(model, McRankModel):
-            raise ParameterError("McRank scores by expected relevance, not a sum of trees: no early exits")
+            raise ParameterError(f"{args.model}: {model.described} ({model.algorithm}) scores by expected "
+                                 "relevance over its classifiers, not by one sum of trees: no early exits")
         exit_scores = engine_module(args.engine, "exits").predict_exits
 
         def predict(model, X):
@@ -95,9 +97,16 @@ def run(args) -> int:
 
 
 def first_trees(model, trees: str | None):
-    """``model`` keeping its first ``trees`` trees (a count, or ``"best"``); None keeps it whole."""
+    """``model`` keeping its first ``trees`` trees (a count, or ``"best"``); None keeps it whole.
+
+    A BL-MART bag is refused: its members are combined whole, and no count of trees is one
+    model of it.
+    """
     if trees is None:
         return model
+    if hasattr(model, "members"):
+        raise ParameterError(f"--trees {trees}: a BL-MART bag (bl-mart) is scored whole, its members' scores "
+                             "combined per query; its members have no common first trees")
     if hasattr(model, "classifiers"):  # McRank: the same count of every classifier
         model.classifiers = [first_trees(c, trees) for c in model.classifiers]
         return model
