@@ -105,6 +105,65 @@ def test_every_route_and_sum_crosses_bit_for_bit():
     assert_twins_score(from_lightgbm_text(text), X, lightgbm_scores(text, X))
 
 
+def float32_neighbourhood(t: float) -> np.ndarray:
+    """float64 inputs around threshold ``t``: ``t`` and the doubles next to it, the float32 values
+    nearest ``t`` and their neighbours, the midpoints between those and the doubles next to them."""
+    low = np.float32(t)
+    low = np.nextafter(low, np.float32(-np.inf)) if float(low) > t else low
+    float32s = [np.nextafter(low, np.float32(-np.inf)), low, np.nextafter(low, np.float32(np.inf))]
+    float32s.append(np.nextafter(float32s[-1], np.float32(np.inf)))
+    values = [float(v) for v in float32s]
+    midpoints = [(a + b) / 2 for a, b in zip(values, values[1:])]
+    points = [t, *values, *midpoints]
+    return np.array(sorted({x for p in points for x in (np.nextafter(p, -np.inf), p, np.nextafter(p, np.inf))}))
+
+
+FLOAT64_THRESHOLDS = [  # float32 values with an even and an odd last bit, midpoints, plain doubles
+    0.25, 1.0, float(np.nextafter(np.float32(1.0), np.float32(2.0))), 0.4330829977989197,
+    (0.4330829977989197 + float(np.nextafter(np.float32(0.4330829977989197), np.float32(1.0)))) / 2,
+    0.1, -0.3, -1.0, 1e-3, 2.5e-30, 123456.789, -7.0e30]
+
+
+def test_float64_inputs_near_every_threshold_take_twinrank_routes_in_lightgbm():
+    """twinrank sends a row left iff float32(x) <= t; the exported threshold makes LightGBM's float64
+    x <= t' agree for every double: at t, at its float32 neighbours, at the rounding midpoints."""
+    trees = [stump(0, t, "left", [0.0, 2.0 ** i]) for i, t in enumerate(FLOAT64_THRESHOLDS)]  # routes as bits
+    model = Ensemble(trees=trees, tree_weights=np.ones(len(trees)), n_features=1)
+    X64 = np.concatenate([float32_neighbourhood(t) for t in FLOAT64_THRESHOLDS])[:, None]  # (n, 1)
+    text = to_lightgbm_text(model)
+    twinrank_scores = predict_ensemble(model, X64.astype(np.float32))
+    np.testing.assert_array_equal(lgb.Booster(model_str=text).predict(X64, raw_score=True), twinrank_scores)
+    assert np.any(predict_ensemble(model, X64) != twinrank_scores)  # the float64 routes differ: the test bites
+    written = [tree.threshold[0] for tree in from_lightgbm_text(text).trees]
+    for t, w in zip(FLOAT64_THRESHOLDS, written):  # the largest double whose float32 is <= t
+        assert float(np.float32(w)) <= t < float(np.float32(np.nextafter(w, np.inf)))
+    assert to_lightgbm_text(from_lightgbm_text(text)) == text  # written thresholds map to themselves
+
+
+def mq2008_test_as_float64(folder) -> np.ndarray:
+    """MQ2008 fold 1's test features as the file's decimals read in float64 (twinrank reads float32)."""
+    assert main(["data", "mq2008", "--fold", "1", "--out", str(folder)]) == 0
+    rows = []
+    for line in (folder / "test.txt").read_text().splitlines():
+        row = np.zeros(46)
+        for token in line.split("#")[0].split()[2:]:
+            feature, value = token.split(":")
+            row[int(feature) - 1] = float(value)
+        rows.append(row)
+    return np.array(rows)
+
+
+def test_mq2008_test_as_float64_scores_the_same_in_lightgbm(tmp_path, capsys):
+    train = load_mq2008(1)[0]
+    ranker = LambdaMART(n_trees=20).fit(train)
+    X64 = mq2008_test_as_float64(tmp_path)
+    assert np.any(X64 != X64.astype(np.float32))
+    save_lightgbm(ranker, tmp_path / "model.txt")
+    theirs = lgb.Booster(model_file=str(tmp_path / "model.txt")).predict(X64, raw_score=True)
+    assert len(theirs) == 2874
+    np.testing.assert_array_equal(theirs, ranker.predict(X64))  # predict reads X as float32
+
+
 def test_base_score_without_trees_is_a_one_leaf_tree():
     model = Ensemble(trees=[], tree_weights=[], base_score=0.7, n_features=2)
     X = np.zeros((3, 2))
