@@ -10,7 +10,8 @@ internal nodes ``0 .. num_leaves-2`` (``split_feature``, ``threshold``,
 reference ``i >= 0`` naming internal node ``i`` and ``~j`` (< 0) leaf ``j``.
 
 A row goes left at internal node ``k`` iff ``x <= threshold`` (LightGBM's
-``Tree::NumericalDecision``), which is twinrank's rule; where NaN goes depends on the
+``Tree::NumericalDecision``), which is twinrank's rule on float32 features (the threshold is
+kept as written); where NaN goes depends on the
 node's ``decision_type`` (bit 1: categorical, bit 2: default left, bits 3-4: missing
 type) and becomes the node's ``missing`` child:
 

@@ -199,7 +199,7 @@ def _append(a: dict, **values) -> None:
 
 def _objective(model: Ensemble) -> str:
     """An objective whose output transform is the identity, so ``predict()`` is twinrank's score
-    (an imported model's own objective, so a round trip gives LightGBM its model back)."""
+    (an imported model keeps its own objective, and LightGBM its output transform)."""
     if model.algorithm == "lambdamart":
         return "lambdarank"
     if model.algorithm == "lightgbm":  # an imported model keeps its objective (and its transform)

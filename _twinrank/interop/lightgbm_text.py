@@ -6,8 +6,12 @@ scores; a LightGBM model read by :func:`load_lightgbm` is an :class:`Ensemble` t
 either twin scores as LightGBM's ``predict(raw_score=True)``. Model I/O is data, not
 algorithm: written once here, re-exported by ``twinrank.interop.lightgbm_text``.
 
-**Why the scores agree.** Both libraries route a row at a split the same way: left iff
-``x <= threshold``, compared in float64. They differ in where NaN goes: a twinrank node
+**Why the scores agree.** twinrank reads features as float32 and sends a row left iff
+``float32(x) <= t``; LightGBM compares the float64 ``x`` with its threshold. An export writes
+``t'``, the largest float64 ``d`` with ``float32(d) <= t`` (the writer's docstring), so LightGBM's
+``x <= t'`` routes every float64 ``x`` as twinrank does, and a float32 ``x`` as ``x <= t``; an
+imported threshold is kept, which routes float32 features as LightGBM. The libraries differ
+in where NaN goes: a twinrank node
 names a ``missing`` child (left, right, or a third child); a LightGBM node a
 ``decision_type`` whose missing type (NaN, None: NaN read as 0, Zero) and default
 direction decide. Each direction is translated node by node (the writer's and the
@@ -18,15 +22,18 @@ model; a model with tree weights other than 1 (random forests, DART) or LightGBM
 ``average_output`` agrees to rounding ($\approx 10^{-15}$ relative), since one side
 multiplies by the weight before summing and the other after.
 
-**What cannot cross.** Into LightGBM: an McRank model (its expected relevance is a
-nonlinear combination of several ensembles; export its classifiers one by one) and
-``missing="iterative"`` (its imputers are models). Into twinrank: multiclass models
+**What cannot cross.** Into LightGBM: McRank and cumulative-regression models (their
+expected relevance is a nonlinear combination of several ensembles; export the classifiers
+one by one), BL-MART bags (their members' scores are combined within each query; export the
+members one by one) and ``missing="iterative"`` (its imputers are models). Into twinrank: multiclass models
 (``num_class`` > 1), categorical splits (``num_cat`` > 0), linear trees
 (``is_linear=1``), and ``zero_as_missing`` splits that send 0 to the other side of the
 threshold than 0 goes. Each is refused with an error naming the field.
 
 **Bit-for-bit caveats.** LightGBM reads values within 1e-35 of zero as 0 (its dense
-input filter): a model's thresholds never fall inside that band, so no route changes.
+input filter): only a threshold inside that band (``t = 0``, written as ``2**-150``) routes a
+value in ``(t', 1e-35]`` differently. An imported model scores as LightGBM on float32 features
+(and in ``predict_ensemble`` on the float64 array itself); twinrank's ``predict`` reads float32.
 An infinite feature value takes the same route in both, since a threshold of ``inf``
 (every number goes left) is written as ``inf``, which LightGBM parses.
 """
