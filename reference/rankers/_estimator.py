@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import sys
 import time
 from types import SimpleNamespace
@@ -377,7 +378,15 @@ def as_model(init_model) -> Ensemble | None:
     if init_model is None or isinstance(init_model, Ensemble):
         return init_model
     if isinstance(init_model, RankerEstimator):
-        return init_model._fitted_model()
+        init_model = init_model._fitted_model()
+        if isinstance(init_model, Ensemble):
+            return init_model
+    if hasattr(init_model, "algorithm"):  # a loaded model that is not a sum of trees (McRank, a bag)
+        raise ModelFormatError(f"an {init_model.algorithm} model cannot be a prior model (a sum of trees is "
+                               "needed: LambdaMART, GBRT, a random forest, IGBRT or DART)")
+    if not isinstance(init_model, (str, os.PathLike)):
+        raise ParameterError(f"init_model must be a model file, an Ensemble or a fitted estimator, "
+                             f"got {type(init_model).__name__}")
     model = load_model(init_model)
     if not isinstance(model, Ensemble):
         raise ModelFormatError(f"{init_model}: an {model.algorithm} model cannot be a prior model (a sum of "

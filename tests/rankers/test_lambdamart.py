@@ -128,3 +128,17 @@ def test_fit_accepts_arrays_with_qid():
     a = fast_lm.LambdaMART(**SMALL).fit(data.X, data.y, qid=data.qid).predict(data.X)
     b = fast_lm.LambdaMART(**SMALL).fit(data).predict(data)
     np.testing.assert_array_equal(a, b)
+
+
+def test_a_prior_model_must_be_a_sum_of_trees():
+    """A McRank model or a bag cannot start LambdaSMART: one clear error, not a TypeError."""
+    from twinrank.reference.io.data import load_mq2008
+    from twinrank.reference.rankers.classification import McRank
+
+    train = load_mq2008(1)[0].take_queries(np.arange(40))
+    prior = McRank(n_trees=2, max_leaves=4).fit(train)
+    for given in (prior, prior.model_):
+        with pytest.raises(ModelFormatError, match="mcrank model cannot be a prior model"):
+            ref_lm.LambdaMART(n_trees=2, init_model=given).fit(train)
+    with pytest.raises(ParameterError, match="init_model must be a model file"):
+        ref_lm.LambdaMART(n_trees=2, init_model=[1, 2]).fit(train)
