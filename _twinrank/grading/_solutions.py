@@ -45,7 +45,7 @@ def dcg(labels, scores, k=None, gain="exp2", discount="log2"):
 
     * gain ``"exp2"``: $g(l) = 2^l - 1$ (Burges et al. 2005; LightGBM, RankLib);
       ``"linear"``: $g(l) = l$ (trec_eval); ``"letor"``: LETOR 4.0's table
-      $g(0) = 0, g(1) = 1, g(2) = 3$ and 0 for any other label;
+      $g(0) = 0, g(1) = 1, g(2) = 3$ (grades 0-2 only: the graders draw no other label);
     * discount ``"log2"``: $d(r) = 1 / \log_2(1 + r)$; ``"jarvelin"``: the original
       $d(r) = 1$ for $r \le 2$, then $1 / \log_2 r$ (LETOR's Eval-Score-4.0.pl).
 
