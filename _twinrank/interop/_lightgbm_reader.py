@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinrank.interop._lightgbm_writer import default_feature_names
 from twinrank.reference.constants import LEAF
 from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io._ensemble import Ensemble, Tree
@@ -94,7 +95,8 @@ def _sections(lines: list, source: str):
 def _params(header: dict, n_features: int) -> dict:
     params = {"objective": header.get("objective", ("",))[0]}
     names = header.get("feature_names", ("",))[0].split()
-    if names and names != [f"Column_{j}" for j in range(n_features)]:
+    defaults = ([f"Column_{j}" for j in range(n_features)], default_feature_names(n_features))
+    if names and names not in defaults:  # LightGBM's default names, or twinrank's own
         params["feature_names"] = names
     return params
 

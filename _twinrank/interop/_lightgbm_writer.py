@@ -53,11 +53,17 @@ _BAG_RULES = {  # why a bag's combination is not one LightGBM model
 _FLOAT32_TOP = float(np.finfo(np.float32).max) + 2.0 ** 103  # float32 rounds this and above to inf
 
 
+def default_feature_names(n_features: int) -> list:
+    """``["f1", ..., "fN"]``: column ``j`` of ``X`` is LETOR feature ``j + 1``, named ``f{j+1}``."""
+    return [f"f{j + 1}" for j in range(n_features)]
+
+
 def to_lightgbm_text(model, *, feature_names=None) -> str:
     """The model as the text of a LightGBM model file (``lightgbm.Booster(model_str=...)``).
 
-    ``feature_names``: one name per feature, no spaces (default: the names of an imported
-    LightGBM model, else LightGBM's own default ``Column_0 ...``).
+    ``feature_names``: one name per column of ``X``, no spaces (default: the names of an imported
+    LightGBM model, else ``f1 ... fN``, the LETOR file's 1-based feature ids, as ``twinrank inspect``
+    and ``dump_tree`` name them).
     ModelFormatError, naming the kind and the reason, for a model LightGBM cannot express
     (McRank, cumulative regression, a BL-MART bag, iterative imputation).
     """
@@ -208,8 +214,9 @@ def _objective(model: Ensemble) -> str:
 
 
 def _feature_names(model: Ensemble, names) -> list:
-    names = names if names is not None else model.params.get("feature_names") or [
-        f"Column_{j}" for j in range(model.n_features)]
+    """The names written: given, an imported model's, or ``f1 ... fN`` (column ``j`` is ``f{j+1}``)."""
+    names = names if names is not None else model.params.get("feature_names") or default_feature_names(
+        model.n_features)
     names = [str(n) for n in names]
     if len(names) != model.n_features:
         raise ModelFormatError(f"{len(names)} feature names for a model of {model.n_features} features")

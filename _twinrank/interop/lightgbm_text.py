@@ -30,6 +30,13 @@ members one by one) and ``missing="iterative"`` (its imputers are models). Into 
 (``is_linear=1``), and ``zero_as_missing`` splits that send 0 to the other side of the
 threshold than 0 goes. Each is refused with an error naming the field.
 
+**Feature ids.** An export names its features ``f1 ... fN``: column ``j`` of ``X`` is the LETOR
+file's feature ``j + 1``, the name ``dump_tree`` and ``twinrank inspect`` give it. LightGBM's own
+LibSVM loader takes the ids as 0-based columns: it reads a 1-based LETOR file of N features
+as N + 1 columns (``Column_0`` empty, ``Column_k`` = feature k), which an exported model of N
+features refuses; give LightGBM the ``X`` that ``read_letor`` or scikit-learn's
+``load_svmlight_file(zero_based=False)`` reads instead.
+
 **Bit-for-bit caveats.** LightGBM reads values within 1e-35 of zero as 0 (its dense
 input filter): only a threshold inside that band (``t = 0``, written as ``2**-150``) routes a
 value in ``(t', 1e-35]`` differently. An imported model scores as LightGBM on float32 features

@@ -208,11 +208,11 @@ class Ensemble(ModelFile):
             raise ModelFormatError(f"base_score: {self.base_score} is not finite")
         for t, tree in enumerate(self.trees):
             if tree.max_feature >= self.n_features:
-                raise ModelFormatError(f"trees[{t}].feature: splits on feature {tree.max_feature} but the "
+                raise ModelFormatError(f"trees[{t}].feature: splits on column {tree.max_feature} (f{tree.max_feature + 1}) but the "
                                        f"model takes n_features = {self.n_features}")
         for t, tree in enumerate(self.retired_trees):
             if tree.max_feature >= self.n_features:
-                raise ModelFormatError(f"retired_trees[{t}].feature: splits on feature {tree.max_feature} but the "
+                raise ModelFormatError(f"retired_trees[{t}].feature: splits on column {tree.max_feature} (f{tree.max_feature + 1}) but the "
                                        f"model takes n_features = {self.n_features}")
         sizes = [snapshot.size for snapshot in self.snapshots]
         if len(set(sizes)) != len(sizes):

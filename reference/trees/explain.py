@@ -60,7 +60,10 @@ def dump_tree(tree: Tree, feature_names=None, *, precision: int = 6) -> str:
           1: leaf 0.25  count=60
           2: leaf -0.5  count=40
 
-    ``feature_names``: names for ``f0, f1, ...``; ``precision``: significant digits.
+    Features are named by their id in the LETOR file, 1-based, as everywhere twinrank names a
+    feature (``twinrank inspect``, a LightGBM export's ``feature_names``): ``f3`` is LETOR
+    feature 3, column 2 of ``X``. ``feature_names``: one name per column of ``X``, replacing
+    ``f1, f2, ...``; ``precision``: significant digits.
     """
     lines = []
 
@@ -70,7 +73,7 @@ def dump_tree(tree: Tree, feature_names=None, *, precision: int = 6) -> str:
             lines.append(f"{pad}{k}: leaf {tree.value[k]:.{precision}g}  count={tree.count[k]}")
             return
         f = int(tree.feature[k])
-        name = feature_names[f] if feature_names is not None else f"f{f}"
+        name = feature_names[f] if feature_names is not None else f"f{f + 1}"
         lines.append(f"{pad}{k}: {name} <= {tree.threshold[k]:.{precision}g} "
                      f"(NaN -> {tree.missing[k]})  gain={tree.gain[k]:.{precision}g}  "
                      f"count={tree.count[k]}")

@@ -105,5 +105,6 @@ def _checked_features(X, tree: Tree) -> np.ndarray:
         raise ParameterError(f"X must be 2-D (n_rows, n_features), got shape {X.shape}")
     needed = int(tree.feature.max(initial=-1)) + 1
     if X.shape[1] < needed:
-        raise ParameterError(f"X has {X.shape[1]} features but the tree splits on feature {needed - 1}")
+        raise ParameterError(f"X has {X.shape[1]} columns but the tree splits on column {needed - 1} "
+                             f"(feature f{needed})")
     return X

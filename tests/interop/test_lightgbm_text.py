@@ -3,6 +3,7 @@ a LightGBM model imported here scores the same in both twins, and what cannot cr
 
 The oracle is LightGBM itself (``lightgbm.Booster``), on MQ2008 with missing values.
 """
+import json
 import re
 
 import numpy as np
@@ -320,6 +321,30 @@ def test_feature_names_are_written_checked_and_kept():
         to_lightgbm_text(model, feature_names=["bm25", "page rank"])
     with pytest.raises(ModelFormatError, match="1 feature names for a model of 2 features"):
         to_lightgbm_text(model, feature_names=["bm25"])
+
+
+def test_one_feature_numbering_on_every_surface(tmp_path, capsys):
+    """Column 22 of X is LETOR feature 23: f23 in dump_tree (both twins), inspect and the export."""
+    model = Ensemble(trees=[stump(22, 0.5, "left", [1.0, 2.0])], tree_weights=[1.0], n_features=46)
+    assert twinrank.reference.dump_tree(model.trees[0]).startswith("0: f23 <= 0.5")
+    assert twinrank.fast.dump_tree(model.trees[0]).startswith("0: f23 <= 0.5")
+    model.save(tmp_path / "m.json")
+    assert main(["inspect", "--model", str(tmp_path / "m.json"), "--dump"]) == 0
+    assert "0: split on f23 at 0.5" in capsys.readouterr().out
+    assert main(["inspect", "--model", str(tmp_path / "m.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["importance"][0]["feature"] == 23
+    text = to_lightgbm_text(model)
+    booster = lgb.Booster(model_str=text)
+    assert booster.feature_name() == [f"f{j}" for j in range(1, 47)]
+    root = booster.dump_model()["tree_info"][0]["tree_structure"]
+    assert booster.feature_name()[root["split_feature"]] == "f23"
+    assert "feature_names" not in from_lightgbm_text(text).params  # twinrank's own names are the default
+
+
+def test_lightgbm_reads_a_letor_file_one_column_wider(tmp_path):
+    """What docs/lightgbm.md says: LightGBM's loader takes LETOR's 1-based ids as 0-based columns."""
+    (tmp_path / "d.txt").write_text("2 1:0.5 2:0.1 3:0.9\n0 1:0.1 2:0.7 3:0.2\n1 1:0.3 2:0.4 3:0.5\n")
+    assert lgb.Dataset(str(tmp_path / "d.txt"), params={"verbose": -1}).construct().num_feature() == 4
 
 
 def test_fast_twin_offers_the_same_functions():

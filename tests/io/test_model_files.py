@@ -88,7 +88,7 @@ FAULTS = {  # what the issue found, as edits of a LambdaMART file, and the field
     "missing out of range": (("trees", 1, "missing", 0), 10 ** 6, r"trees\[1\]\.missing\[0\]"),
     "negative child": (("trees", 2, "left", 0), -5, r"trees\[2\]\.left\[0\] = -5"),
     "negative feature": (("trees", 0, "feature", 0), -3, r"trees\[0\]\.feature\[0\] = -3"),
-    "feature beyond width": (("trees", 0, "feature", 0), 46, r"trees\[0\]\.feature: splits on feature 46"),
+    "feature beyond width": (("trees", 0, "feature", 0), 46, r"trees\[0\]\.feature: splits on column 46 \(f47\)"),
     "trees not a list": (("trees",), 5, r"trees: expected a list, got the number 5"),
     "null tree": (("trees", 0), None, r"trees\[0\]: expected an object, got null"),
     "threshold not a number": (("trees", 0, "threshold", 0), "abc", r"trees\[0\]\.threshold\[0\]: 'abc' is not a number"),
@@ -154,7 +154,7 @@ def test_load_of_the_wrong_kind_names_both_kinds(model_files):
 
 def test_a_tree_splitting_beyond_the_width_cannot_be_built():
     tree = load_model_tree()
-    with pytest.raises(ModelFormatError, match="splits on feature 3 but the model takes n_features = 2"):
+    with pytest.raises(ModelFormatError, match=r"splits on column 3 \(f4\) but the model takes n_features = 2"):
         Ensemble(trees=[tree], tree_weights=[1.0], n_features=2)
 
 

@@ -119,14 +119,14 @@ def test_mcrank_importances_sum_its_classifiers():
 
 
 def test_tree_dump_reads_as_the_tree():
-    #      0: f1 <= 0.5
+    #      0: f2 <= 0.5                  (column 1 of X: LETOR feature 2)
     #     /            \
     #  1: leaf 0.25   2: leaf -0.5      (NaN goes right)
     tree = Tree(feature=[1, -1, -1], threshold=[0.5, 0, 0], bin_threshold=[3, 0, 0],
                 left=[1, -1, -1], right=[2, -1, -1], missing=[2, -1, -1],
                 value=[0.0, 0.25, -0.5], gain=[12.5, 0, 0], count=[100, 60, 40],
                 hessian_sum=[100.0, 60.0, 40.0])
-    assert dump_tree(tree) == ("0: f1 <= 0.5 (NaN -> 2)  gain=12.5  count=100\n"
+    assert dump_tree(tree) == ("0: f2 <= 0.5 (NaN -> 2)  gain=12.5  count=100\n"
                                "  1: leaf 0.25  count=60\n"
                                "  2: leaf -0.5  count=40")
     assert dump_tree(tree, feature_names=["bm25", "pagerank"]).startswith("0: pagerank <= 0.5")

@@ -131,5 +131,5 @@ def test_wrong_width_is_a_parameter_error_naming_both_widths(twin):
     with pytest.raises(ParameterError, match="2-D"):
         twin.predict_ensemble(model, np.zeros(46, np.float32))
     used = max(int(t.feature.max()) for t in trees)
-    with pytest.raises(ParameterError, match=f"splits on feature {used}"):
+    with pytest.raises(ParameterError, match=fr"splits on column {used} \(feature f{used + 1}\)"):
         twin.predict_tree(next(t for t in trees if t.feature.max() == used), np.zeros((2, used), np.float32))
