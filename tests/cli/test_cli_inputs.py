@@ -174,6 +174,19 @@ def test_predict_with_the_first_trees(files, capsys):
     assert "6 trees" in error_of(capsys)
 
 
+@pytest.mark.parametrize("flags, reason", [
+    ((), "it was trained without validation data (--valid)"),
+    (("--valid", "VALID", "--algorithm", "dart"), "this dart model keeps none, since its first k trees were rescaled"),
+    (("--valid", "VALID", "--algorithm", "gbrt", "--average-runs", "2"), "its runs (--average-runs > 1)"),
+])
+def test_trees_best_names_why_the_model_has_no_best_iteration(files, capsys, flags, reason):
+    flags = [str(files / "valid.txt") if f == "VALID" else f for f in flags]
+    assert train(files, "--trees", "3", *flags) == 0
+    assert main(["predict", "--model", str(files / "m.json"), "--data", str(files / "valid.txt"),
+                 "--trees", "best"]) == 2
+    assert f"--trees best: the model has no best iteration: {reason}" in error_of(capsys)
+
+
 def test_first_trees_of_a_forest_are_their_average(files):
     from twinrank.cli.training.predict import first_trees
     assert train(files, "--algorithm", "random-forest", "--trees", "4") == 0

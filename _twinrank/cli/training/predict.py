@@ -120,10 +120,26 @@ def first_trees(model, trees: str | None):
     return kept
 
 
+def _why_no_best(model) -> str:
+    """Why ``model`` records no best iteration, read off what it stored (algorithm, history, runs)."""
+    history = model.history or {}
+    if model.sizes_only:
+        sizes = f"{model.snapshot_sizes} or " if model.snapshots else ""
+        return (f"this {model.algorithm} model keeps none, since its first k trees were rescaled after they were "
+                f"grown and are not its model of k trees; score at its sizes {sizes}{model.n_trees} "
+                f"(--trees K), or train with --snapshot-sizes")
+    if any(key.startswith("run") for key in history):
+        return ("its runs (--average-runs > 1) each stopped at their own best iteration, so no one count of "
+                "its trees is best")
+    if not any(":" in key for key in history):
+        return "it was trained without validation data (--valid)"
+    return "it was trained without early stopping (--early-stopping N with --valid)"
+
+
 def _tree_count(model, trees: str) -> int:
     if trees == "best":
         if model.best_iteration is None:
-            raise ParameterError("--trees best: the model has no best iteration (it was trained without --valid)")
+            raise ParameterError(f"--trees best: the model has no best iteration: {_why_no_best(model)}")
         return model.best_iteration
     try:
         k = int(trees)
