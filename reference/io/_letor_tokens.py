@@ -18,6 +18,12 @@ from twinrank.reference.errors import DataFormatError
 _GZIP_MAGIC = b"\x1f\x8b"
 _PAIR = np.dtype([("id", np.int64), ("value", np.float64)])
 _WHITESPACE_TO_NEWLINE = bytes.maketrans(b" \t\r\x0b\x0c", b"\n\n\n\n\n")  # what bytes.split() splits on
+SHOWN = 60  # characters of an offending line or token an error message echoes
+
+
+def shown(text: str) -> str:
+    """``text`` as an error message echoes it: its first ``SHOWN`` characters, ``...`` if cut."""
+    return text if len(text) <= SHOWN else text[:SHOWN] + "..."
 
 
 def open_bytes(path: str):
@@ -35,7 +41,7 @@ def parse_floats(path: str, numbers: np.ndarray, tokens: list, what: str) -> np.
         for number, token in zip(numbers, tokens):
             if not _is_float(token):
                 text = token.decode(errors="replace")
-                raise DataFormatError(path, int(number), f"{what} '{text}' is not a number", text) from None
+                raise DataFormatError(path, int(number), f"{what} '{shown(text)}' is not a number", text) from None
         raise DataFormatError(path, int(numbers[0]), f"cannot parse the {what}s of lines {numbers[0]}-{numbers[-1]}")
 
 

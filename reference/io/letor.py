@@ -79,7 +79,7 @@ from twinrank.reference.io._letor_reader import (
     MAX_LABEL,
     read_arrays,
 )
-from twinrank.reference.io._letor_tokens import open_bytes, parse_floats
+from twinrank.reference.io._letor_tokens import open_bytes, parse_floats, shown
 from twinrank.reference.io.data import Dataset
 
 # ----------------------------------------------------------------------------- reading
@@ -211,7 +211,8 @@ def read_scores(path, n_rows: int | None = None) -> np.ndarray:
 
     Returns float64 of shape (n_scores,). A token that is not a number, a line
     with more than one token, a NaN or infinite score, or (when ``n_rows`` is
-    given) a count other than ``n_rows`` is a :class:`DataFormatError`.
+    given) a count other than ``n_rows`` is a :class:`DataFormatError`; a file opening with
+    ``{`` or ``[`` is named a model file (JSON). A message echoes at most 60 characters of a line.
     """
     path = os.fspath(path)
     numbers, tokens = [], []
@@ -219,9 +220,12 @@ def read_scores(path, n_rows: int | None = None) -> np.ndarray:
         with open_bytes(path) as f:
             for number, line in enumerate(f, 1):
                 fields = line.split()
+                text = b" ".join(fields).decode(errors="replace")
+                if not numbers and text.startswith(("{", "[")):
+                    raise DataFormatError(path, number, f"'{shown(text)}' looks like a model file (JSON), not "
+                                          "a score file (one number per line, as twinrank predict writes)", text)
                 if len(fields) > 1:
-                    text = b" ".join(fields).decode(errors="replace")
-                    raise DataFormatError(path, number, f"expected one score per line, got '{text}'", text)
+                    raise DataFormatError(path, number, f"expected one score per line, got '{shown(text)}'", text)
                 if fields:
                     numbers.append(number)
                     tokens.append(fields[0])

@@ -118,6 +118,23 @@ def test_bad_input_exits_2_with_a_clear_message(capsys, files, case, message):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("indent", [None, 1])
+def test_a_model_file_given_as_scores_is_named_and_not_echoed(capsys, files, indent):
+    data, _, tmp = files
+    model = {"format": "twinrank-model", "version": 2, "params": {f"p{i}": i for i in range(2000)}}
+    (tmp / "m.json").write_text(json.dumps(model, indent=indent))
+    code, out, err = run(capsys, "--data", data, "--scores", str(tmp / "m.json"))
+    assert code == 2 and len(err.splitlines()) == 1 and len(err) < 200 + len(str(tmp)) and "Traceback" not in err
+    assert "m.json:1: '{" in err and "looks like a model file (JSON), not a score file" in err
+
+
+def test_a_long_bad_score_line_is_cut(capsys, files):
+    data, scores, tmp = files
+    (tmp / "scores.txt").write_text("0.1\n" + "x" * 5000 + "\n")
+    code, out, err = run(capsys, "--data", data, "--scores", scores)
+    assert code == 2 and f"scores.txt:2: score '{'x' * 60}...' is not a number" in err and len(err) < 150 + len(str(tmp))
+
+
 def test_help_describes_metrics_and_conventions(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["evaluate", "--help"])
