@@ -16,7 +16,7 @@ import sys
 import warnings
 from functools import partial
 
-from twinrank.cli._common import add_engine_option, engine_module
+from twinrank.cli._common import Parser, add_engine_option, engine_module
 from twinrank.reference.errors import TwinrankError, TwinrankWarning
 
 MODULE_OF_COMMAND = {
@@ -40,7 +40,7 @@ def version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``twinrank`` parser with one sub-command per command module."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="twinrank", description="Learning-to-rank tree ensembles, written twice.")
     parser.add_argument("--version", action="version", version=f"twinrank {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -16,6 +16,26 @@ from twinrank.reference.io._letor_reader import MAX_FEATURES, MAX_LABEL
 STDOUT = "-"  # an --output of "-" writes to standard output
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line and a hint, not the whole usage.
+
+    Sub-command parsers inherit the class, and each refuses the arguments it does not know
+    itself, so ``twinrank train ... --bogus`` prints ``twinrank train: error: unrecognized
+    arguments: --bogus`` and ``see twinrank train --help`` (argparse names ``twinrank``).
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's parse, with an unknown argument an error of this parser rather than returned."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+    def error(self, message: str):
+        """Print ``PROG: error: MESSAGE`` and where the help is on stderr; exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message}\nsee {self.prog} --help\n")
+
+
 def engine_module(engine: str, name: str):
     """The chosen twin's module ``name`` (``"metrics"``: ``twinrank.<engine>.evaluation.metrics``)."""
     return importlib.import_module(twin_module(engine, name))
