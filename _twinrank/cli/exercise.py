@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from twinrank.reference.errors import ParameterError
@@ -133,14 +134,27 @@ def _write_readme(directory: Path) -> None:
 
 def _check(args) -> int:
     try:
-        import hypothesis  # noqa: F401
+        from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
     except ImportError:
         raise ParameterError('grading needs hypothesis: pip install "twinrank[testing]"') from None
+    if args.max_examples is not None and args.max_examples < 1:
+        raise ParameterError(f"--max-examples must be at least 1, got {args.max_examples}")
+    with tempfile.TemporaryDirectory(prefix="twinrank-hypothesis-") as home:
+        # hypothesis caches (its constants, unicode tables) under its home, ./.hypothesis by default:
+        # a grading leaves nothing in the student's working directory
+        previous = storage_directory(intent_to_write=False).home_directory
+        set_hypothesis_home_dir(home)
+        try:
+            return _grade_all(args)
+        finally:
+            set_hypothesis_home_dir(previous)
+
+
+def _grade_all(args) -> int:
+    """Grade every exercise file ``args`` names, print the reports; 0 if every one passes."""
     from twinrank.grading._grader import Report, check
     from twinrank.grading.exercises import EXERCISES
 
-    if args.max_examples is not None and args.max_examples < 1:
-        raise ParameterError(f"--max-examples must be at least 1, got {args.max_examples}")
     reports = []
     for directory in args.directories:
         present = ([e for e in EXERCISES if (Path(directory) / f"{e.name}.py").exists()] if args.name == "all"

@@ -127,6 +127,16 @@ def test_an_endless_loop_fails_on_its_input_instead_of_hanging(tmp_path):
 
 # ---------------------------------------------------------------- the command line
 
+def test_check_leaves_no_hypothesis_folder_in_the_working_directory(tmp_path, monkeypatch, capsys):
+    from hypothesis.configuration import storage_directory
+    before = storage_directory(intent_to_write=False).home_directory
+    monkeypatch.chdir(tmp_path)
+    assert main(["exercise", "start", "dcg", "course"]) == 0
+    assert main(["exercise", "check", "dcg", "course", "--max-examples", "5"]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["course"]
+    assert storage_directory(intent_to_write=False).home_directory == before  # restored for the caller
+
+
 def test_cli_list_start_check_solve(tmp_path, capsys):
     assert main(["exercise", "list"]) == 0
     listed = capsys.readouterr().out
