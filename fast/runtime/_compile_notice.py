@@ -7,7 +7,7 @@ knows exactly when a first run pays. The first compilation of a process opens
 one line; each group of kernels (``tree``, ``lambdarank``, ``metrics``, ...) is
 added when it is compiled, with its time::
 
-    twinrank: compiling numba kernels, first run only (~30 s; cache: ~/.cache/twinrank/numba): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, tree 27.9 s, predict 5.0 s
+    twinrank: compiling numba kernels, first run only (cache: ~/.cache/twinrank/numba): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, tree 27.9 s, predict 5.0 s
 
 A line ends when the fit, prediction or ``metrics.evaluate`` that compiled ends
 (:func:`session`), when
@@ -29,7 +29,6 @@ from numba.core.event import Listener, register
 from twinrank.fast.runtime import _numba_cache
 
 FAST_TWIN = __package__.rsplit(".", 1)[0]  # twinrank.fast: the kernels of every folder of it
-COLD_SECONDS = 30  # a cold `twinrank demo` compiles for about this long (CPU) on 2 cores (benchmarks/cold_start.py)
 GROUPS = {"binning": "binning", "_grower": "tree", "_histogram": "tree", "_partition": "tree",
           "_split": "tree", "_lambdarank": "lambdarank", "objectives": "objectives",
           "_ranking": "metrics", "_graded_kernels": "metrics", "_binary_kernels": "metrics",
@@ -92,7 +91,7 @@ class CompileNotice(Listener):
         if self.said:
             self._write("twinrank: compiling numba kernels:")
         else:
-            self._write(f"twinrank: compiling numba kernels, first run only (~{COLD_SECONDS} s; "
+            self._write("twinrank: compiling numba kernels, first run only ("
                         f"cache: {_numba_cache.location()}):")
         self.said = self.open = True
         self.written = 0
