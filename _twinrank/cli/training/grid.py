@@ -140,7 +140,8 @@ def _require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ParameterError("--plot needs matplotlib: pip install matplotlib") from None
+        raise ParameterError("--plot needs matplotlib, which the 'distributed' extra brings: "
+                             "pip install -e \".[distributed]\" in a clone, or pip install matplotlib") from None
 
 
 def _report_failures(result) -> None:
