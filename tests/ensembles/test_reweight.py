@@ -103,7 +103,7 @@ def test_cli_trains_with_optimal_steps(engine, data, tmp_path, capsys):
     assert len(model.history["alpha"]) == model.n_trees == 3
     assert all(0.2 < a < 3.0 for a in model.history["alpha"])
     np.testing.assert_array_equal(model.tree_weights, model.history["alpha"])
-    with pytest.raises(SystemExit) as exit_:  # argparse: usage and the message, status 2
+    with pytest.raises(SystemExit) as exit_:  # argparse: one error line and its hint, status 2
         main(["train", "--train", str(tmp_path / "train.txt"), "--model", str(tmp_path / "m.json"),
               "--step", "optimal", "--step-range", "3", "--engine", engine])
     assert exit_.value.code == 2 and "LO,HI" in capsys.readouterr().err
