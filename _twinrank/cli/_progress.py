@@ -10,14 +10,18 @@ from twinrank.fast.runtime._compile_notice import NOTICE
 class Progress:
     """Shows ``iteration/total``, the latest metrics, the best validation value so far and the time.
 
+    ``unit`` names what is counted: trees, or X-DART's iterations (an iteration adds a tree or
+    prunes the dropped ones, so there are more iterations than trees).
+
     A record may be empty (no validation set, no ``eval_train``): the line then shows
     the tree count and the time only. With metrics, the line names their evaluation
     ``convention`` (``lightgbm``, ``ranklib``, ...) when one is given: the same
     ranking scores differently under each.
     """
 
-    def __init__(self, total: int, stream=None, every: int = 10, convention: str | None = None):
-        self.total, self.stream, self.convention = total, stream or sys.stderr, convention
+    def __init__(self, total: int, stream=None, every: int = 10, convention: str | None = None,
+                 unit: str = "trees"):
+        self.total, self.stream, self.convention, self.unit = total, stream or sys.stderr, convention, unit
         self.every = 1 if self.stream.isatty() else every
         self.best = None
         self.start = time.perf_counter()
@@ -34,7 +38,7 @@ class Progress:
         if record and self.convention:
             parts.append(f"({self.convention} convention)")
         seconds = max(time.perf_counter() - self.start, 1e-9)
-        parts.append(f"{seconds:.1f} s ({iteration / seconds:.1f} trees/s)")
+        parts.append(f"{seconds:.1f} s ({iteration / seconds:.1f} {self.unit}/s)")
         line = "  ".join(parts)
         NOTICE.end_line()  # a "compiling kernels" line ends before the first progress line
         if self.stream.isatty():

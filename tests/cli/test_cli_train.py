@@ -43,6 +43,19 @@ def test_train_then_predict_then_evaluate(files, engine, capsys):
     assert printed["ndcg@10"] == pytest.approx(history[-1], rel=1e-9) and printed["convention"] == "lightgbm"
 
 
+def test_x_dart_progress_counts_iterations_and_says_why(files, capsys):
+    """X-DART runs up to 3 x --trees iterations: the progress total counts iterations, said once why;
+    the summary says what the pruned and normalised iterations did."""
+    tmp, _ = files
+    assert main(["train", "--algorithm", "x-dart", "--train", str(tmp / "train.txt"), "--valid",
+                 str(tmp / "valid.txt.gz"), "--model", str(tmp / "x.json"), "--trees", "12", "--leaves", "4",
+                 "--min-samples-leaf", "2"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("x-dart: up to 36 iterations for 12 trees (an iteration adds a tree or prunes")
+    assert any("/36]" in line and "iterations/s" in line for line in err)
+    assert "pruned the dropped trees" in err[-1] and "kept them rescaled by DART's normalisation" in err[-1]
+
+
 def test_both_engines_write_the_same_trees(files):
     tmp, _ = files
     for engine in ("fast", "reference"):

@@ -226,6 +226,18 @@ def estimator_from_args(args):
     return cls(**given)
 
 
+def progress_of(est, convention):
+    """The progress display of ``est.fit``: trees, or X-DART's iterations, said once why there are more."""
+    from twinrank.cli._progress import Progress  # imports the fast runtime: only when training
+
+    total = planned_trees(est)
+    if not getattr(est, "prune", False):
+        return Progress(total, convention=convention)
+    print(f"x-dart: up to {total} iterations for {est.n_trees} trees (an iteration adds a tree or prunes "
+          "the dropped ones; max_iterations caps them)", file=sys.stderr)
+    return Progress(total, convention=convention, unit="iterations")
+
+
 def planned_trees(est) -> int:
     """The most trees ``est.fit`` grows: more than ``n_trees`` for averaged runs and IGBRT."""
     planned = getattr(est, "planned_trees", None)
@@ -233,7 +245,6 @@ def planned_trees(est) -> int:
 
 
 def run(args) -> int:
-    from twinrank.cli._progress import Progress
     from twinrank.reference.io.letor import read_letor
 
     est = estimator_from_args(args)
@@ -248,7 +259,7 @@ def run(args) -> int:
                 callback=None if args.quiet else MemberProgress(est.n_models))
         summary = f"trained {est.n_models} members ({est.model_.n_trees} trees kept in all)"
     else:
-        counter = TreeCounter(None if args.quiet else Progress(planned_trees(est), convention=convention))
+        counter = TreeCounter(None if args.quiet else progress_of(est, convention))
         est.fit(train, eval_set=[valid] if valid is not None else None, callback=counter)
         counter.close()
         summary = trained_summary(est.model_, counter.grown, convention)
@@ -343,10 +354,12 @@ def trained_summary(model, grown: int, convention: str | None = None) -> str:
 
 
 def dart_summary(model, iterations: int) -> str:
-    """``ran 212 iterations (41 pruned, 160 normalised); the model has 150 trees; snapshots at [50, 100]``."""
+    """``ran 212 iterations (41 pruned the dropped trees, 160 kept them rescaled by DART's normalisation);
+    the model has 150 trees; snapshots at [50, 100]``."""
     branches = model.history.get("branch", [])
-    text = (f"ran {iterations} iterations ({branches.count('prune')} pruned, {branches.count('normalize')} "
-            f"normalised); the model has {model.n_trees} trees")
+    text = (f"ran {iterations} iterations ({branches.count('prune')} pruned the dropped trees, "
+            f"{branches.count('normalize')} kept them rescaled by DART's normalisation); "
+            f"the model has {model.n_trees} trees")
     if model.n_trees < model.params.get("n_trees", model.n_trees):
         text += " (the iteration cap came first)"
     return text + (f"; snapshots at sizes {model.snapshot_sizes}" if model.snapshots else "")
