@@ -16,7 +16,7 @@ import sys
 import warnings
 from functools import partial
 
-from twinrank.cli._common import Parser, add_engine_option, engine_module
+from twinrank.cli._common import Parser, add_engine_option, engine_module, plain_help
 from twinrank.reference.errors import TwinrankError, TwinrankWarning
 
 MODULE_OF_COMMAND = {
@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"twinrank.cli.{MODULE_OF_COMMAND[name]}").add_parser(sub)
+    plain_help(parser)
     return parser
 
 

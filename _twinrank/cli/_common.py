@@ -7,6 +7,7 @@ import argparse
 import importlib
 import math
 import os
+import re
 
 from twinrank._layout import twin_module
 from twinrank.reference._param_checks import check_n_threads
@@ -14,6 +15,31 @@ from twinrank.reference.errors import DataFormatError, ParameterError
 from twinrank.reference.io._letor_reader import MAX_FEATURES, MAX_LABEL
 
 STDOUT = "-"  # an --output of "-" writes to standard output
+
+
+_ROLE = re.compile(r":\w+:`(~?)([^`]+)`")  # :func:`~a.b.c` (a ~ shows the last name only)
+
+
+def plain_text(text):
+    """``text`` without reStructuredText markup, as a terminal shows help: ````x```` and
+    ``:role:`x``` become x (``:role:`~a.b``` becomes b), and a formula loses its ``$``."""
+    if not isinstance(text, str):
+        return text
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), text)
+    return text.replace("``", "").replace("\\,", " ").replace("\\", "").replace("$", "")
+
+
+def plain_help(parser: argparse.ArgumentParser) -> None:
+    """Every description, epilog and option help of ``parser`` and its sub-commands as :func:`plain_text`
+    (module docstrings are written for the documentation, where the markup renders)."""
+    parser.description, parser.epilog = plain_text(parser.description), plain_text(parser.epilog)
+    for action in parser._actions:
+        action.help = plain_text(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = plain_text(choice.help)
+            for sub in action.choices.values():
+                plain_help(sub)
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,5 +1,6 @@
 """The train / predict / demo commands, end to end on small files."""
 import json
+import re
 import subprocess
 import sys
 
@@ -94,6 +95,20 @@ def test_every_command_has_help():
         result = subprocess.run([sys.executable, "-m", "twinrank.cli", command, "--help"],
                                 capture_output=True, text=True)
         assert result.returncode == 0 and "--engine" in result.stdout
+
+
+def test_no_help_text_shows_markup(capsys):
+    """Help comes from docstrings written for the docs: a terminal sees no ``x`` or :func:`x`."""
+    from twinrank.cli import COMMANDS, build_parser
+    from twinrank.cli._common import plain_text
+
+    assert plain_text("``--trees`` and :func:`~twinrank.cli.main`, :mod:`a.b`, $\\eta$") == "--trees and main, a.b, eta"
+    parser = build_parser()
+    for command in COMMANDS:
+        with pytest.raises(SystemExit):
+            parser.parse_args([command, "--help"])
+        text = capsys.readouterr().out
+        assert "``" not in text and not re.search(r":\w+:`", text), command
 
 
 def test_demo_prints_test_metrics(capsys):

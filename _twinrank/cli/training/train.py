@@ -24,6 +24,7 @@ from twinrank.cli._common import (
     check_input,
     check_output,
     engine_module,
+    plain_text,
     read_model,
     reading_options,
     require_queries,
@@ -163,9 +164,7 @@ def _described(params_class) -> dict:
             found[name] = ""
         elif name and line.startswith("        ") and not found[name].endswith("."):
             found[name] = (found[name] + " " + line.strip()).strip()
-    plain = {k: re.sub(r":\w+:`~?([^`]+)`", r"\1", v).replace("``", "").replace("\\,", " ")
-             .replace("\\", "").replace("$", "") for k, v in found.items()}
-    return {k: re.split(r"(?<!e\.g\.)(?<=\.) ", v)[0] for k, v in plain.items()}
+    return {k: re.split(r"(?<!e\.g\.)(?<=\.) ", plain_text(v))[0] for k, v in found.items()}
 
 
 def add_parser(sub) -> None:
