@@ -8,6 +8,7 @@ import importlib
 import math
 import os
 import re
+import stat
 
 from twinrank._layout import twin_module
 from twinrank.reference._param_checks import check_n_threads
@@ -173,6 +174,44 @@ def check_output(path, flag: str) -> None:
         raise ParameterError(f"{flag} {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ParameterError(f"{flag} {path}: cannot write in folder {folder} (permission denied)")
+
+
+def check_overwrites(outputs: dict, inputs: dict) -> None:
+    """ParameterError naming both options if a file the command writes is a file it reads, or
+    another file it writes: writing would destroy the input (or one output the other).
+
+    ``outputs``, ``inputs``: ``{option: path}`` (None and ``-`` are left out). Two paths name the
+    same file when they resolve to the same path, or are one regular file (same inode: a hard
+    link, a path through a symbolic link).
+    """
+    written = [(option, path) for option, path in outputs.items() if path not in (None, STDOUT)]
+    read = [(option, path) for option, path in inputs.items() if path is not None]
+    for n, (option, path) in enumerate(written):
+        for other, source in [*read, *written[:n]]:
+            if same_file(path, source):
+                what = "overwrite" if (other, source) in read else "be overwritten by"
+                raise ParameterError(f"{option} {path} is the file of {other} {source}: writing it would "
+                                     f"{what} {other}; give {option} another file")
+
+
+def same_file(a, b) -> bool:
+    """Whether the paths ``a`` and ``b`` name one regular file (one inode), or, not existing yet,
+    resolve to one path. A device or pipe (``/dev/stdout``) is never a file to protect."""
+    try:
+        first, second = os.stat(a), os.stat(b)
+    except OSError:  # one does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+    return stat.S_ISREG(first.st_mode) and (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def data_inputs(option: str, path) -> dict:
+    """``{option: path}`` and, if the data file has one, its group file (read with it)."""
+    from twinrank.reference.io._letor_queries import sibling_query_file
+
+    if path is None:
+        return {}
+    group = sibling_query_file(os.fspath(path))
+    return {option: path, **({f"{option}'s group file": group} if group else {})}
 
 
 def require_queries(data, path, flag: str, why: str) -> None:

@@ -11,7 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from twinrank.cli._common import STDOUT, add_accept_edited_option, check_input, check_output, read_model
+from twinrank.cli._common import (
+    STDOUT,
+    add_accept_edited_option,
+    check_input,
+    check_output,
+    check_overwrites,
+    read_model,
+)
 from twinrank.cli.training.predict import first_trees
 from twinrank.reference.errors import ModelFormatError
 
@@ -39,6 +46,7 @@ def run(args) -> int:
 
     check_input(args.model, "--model")
     check_output(args.output, "--output")
+    check_overwrites({"--output": args.output}, {"--model": args.model})
     model = first_trees(read_model(args), args.trees)
     try:
         if args.output == STDOUT:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from twinrank.cli._common import check_input, check_output
+from twinrank.cli._common import check_input, check_output, check_overwrites
 
 FORMATS = ("lightgbm",)
 
@@ -32,6 +32,7 @@ def run(args) -> int:
 
     check_input(args.model, "--model")
     check_output(args.output, "--output")
+    check_overwrites({"--output": args.output}, {"--model": args.model})
     model = load_lightgbm(args.model)
     model.save(args.output)
     print(f"imported {model.n_trees} trees ({model.n_features} features, LightGBM objective "

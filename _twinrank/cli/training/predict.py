@@ -13,6 +13,8 @@ from twinrank.cli._common import (
     add_threads_option,
     check_input,
     check_output,
+    check_overwrites,
+    data_inputs,
     engine_module,
     read_model,
     reading_options,
@@ -56,6 +58,7 @@ def run(args) -> int:
     check_input(args.model, "--model")
     check_input(args.data, "--data")
     check_output(args.output, "--output")
+    check_overwrites({"--output": args.output}, {"--model": args.model, **data_inputs("--data", args.data)})
     exits = exits_from_args(args)
     model = read_model(args)
     if isinstance(model, BagModel) and exits is not None:

@@ -23,6 +23,8 @@ from twinrank.cli._common import (
     add_reading_options,
     check_input,
     check_output,
+    check_overwrites,
+    data_inputs,
     engine_module,
     plain_text,
     read_model,
@@ -273,6 +275,10 @@ def _check_files(args, est) -> None:
     check_input(args.train, "--train")
     check_input(args.valid, "--valid")
     check_output(args.model, "--model")
+    check_overwrites({"--model": args.model},
+                     {**data_inputs("--train", args.train), **data_inputs("--valid", args.valid),
+                      "--init-model": getattr(args, "init_model", None),
+                      "--feature-costs": getattr(args, "feature_costs", None)})
     needs = est.needs_validation(est.validated_params())
     if needs and not args.valid:
         raise ParameterError(f"{needs[0]} needs --valid: it reads the validation data while training")
