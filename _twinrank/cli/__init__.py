@@ -50,9 +50,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = 130  # the exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it
+
+
 def main(argv=None) -> int:
-    """Run the command line ``argv``; a user error prints one line and returns 2."""
-    args = build_parser().parse_args(argv)
+    """Run the command line ``argv``; a user error prints one line and returns 2, Ctrl-C one line and 130."""
+    command = "twinrank"
+    try:
+        args = build_parser().parse_args(argv)
+        command = f"twinrank {args.command}"
+        return _run(args)
+    except KeyboardInterrupt as e:  # a command may say what it kept: KeyboardInterrupt("3 of 8 runs written ...")
+        print(f"{command}: interrupted (Ctrl-C){f'; {e}' if e.args else ''}", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _run(args) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", TwinrankWarning)

@@ -10,6 +10,7 @@ silently ignored.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import inspect
@@ -256,12 +257,14 @@ def run(args) -> int:
     valid = _read(read_letor, args, args.valid, "--valid", n_features=train.n_features) if args.valid else None
     convention = getattr(est, "convention", None)
     if args.algorithm == "bl-mart":
-        est.fit(train, eval_set=[valid] if valid is not None else None,
-                callback=None if args.quiet else MemberProgress(est.n_models))
+        members = MemberProgress(est.n_models, quiet=args.quiet)
+        with interrupted(f"after {{}} of {est.n_models} members; no model written", members):
+            est.fit(train, eval_set=[valid] if valid is not None else None, callback=members)
         summary = f"trained {est.n_models} members ({est.model_.n_trees} trees kept in all)"
     else:
         counter = TreeCounter(None if args.quiet else progress_of(est, convention))
-        est.fit(train, eval_set=[valid] if valid is not None else None, callback=counter)
+        with interrupted(f"after {{}} of {planned_trees(est)} trees; no model written", counter):
+            est.fit(train, eval_set=[valid] if valid is not None else None, callback=counter)
         counter.close()
         summary = trained_summary(est.model_, counter.grown, convention)
     est.save(args.model)
@@ -299,11 +302,26 @@ def _read(read_letor, args, path, option: str, **kwargs):
     return data
 
 
+@contextlib.contextmanager
+def interrupted(message: str, counter):
+    """Ctrl-C in the block: the progress line ended, then ``KeyboardInterrupt(message)`` with
+    ``{}`` the count done so far (the command line prints it as its one line)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        counter.close()
+        raise KeyboardInterrupt(message.format(counter.done)) from None
+
+
 class TreeCounter:
     """The fit's callback: counts the trees grown and passes each record on to the progress display."""
 
     def __init__(self, progress=None):
         self.progress, self.grown = progress, 0
+
+    @property
+    def done(self) -> int:
+        return self.grown
 
     def __call__(self, iteration: int, record: dict) -> None:
         self.grown += 1
@@ -318,14 +336,19 @@ class TreeCounter:
 class MemberProgress:
     """BL-MART's callback: one line per finished member (its trees and validation metric)."""
 
-    def __init__(self, n_models: int):
-        self.n_models, self.done = n_models, 0
+    def __init__(self, n_models: int, quiet: bool = False):
+        self.n_models, self.done, self.quiet = n_models, 0, quiet
 
     def __call__(self, member: int, row: dict) -> None:
         self.done += 1
+        if self.quiet:
+            return
         metric = next((f", {k} {v:.4f}" for k, v in row.items() if k.startswith("valid:")
                        and v == v), "")
         print(f"member {self.done}/{self.n_models} (#{member}): {row['n_trees']} trees{metric}", file=sys.stderr)
+
+    def close(self) -> None:
+        pass
 
 
 def total_trees(model) -> int:
