@@ -1,7 +1,8 @@
 """Atomic file output: readers see the old file or the complete new one, never a partial one.
 
 The new content goes to a temporary file beside the target, then ``os.replace`` puts it in
-place. The temporary file is named after the target so that a user who finds one knows
+place. The file keeps the permissions of the one it replaces (a 0600 model stays 0600); a new
+file gets a new file's, 0666 less the umask. The temporary file is named after the target so that a user who finds one knows
 what it is: ``.model.json.twinrank-tmp-<host>-<pid>-<random>``. A process killed while
 writing (``kill -9``, a power cut) leaves it behind; the next write of the same target
 from the same host removes the ones whose process is gone.
@@ -12,6 +13,7 @@ import contextlib
 import gzip
 import os
 import socket
+import stat
 import tempfile
 
 TMP_MARK = ".twinrank-tmp-"
@@ -29,7 +31,7 @@ def atomic_output(path):
     except OSError as e:  # name the user's file, not the temporary one
         raise OSError(e.errno, f"cannot write {path}: {e.strerror}", path) from None
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
+        os.chmod(tmp, _mode_of(path))  # mkstemp makes 0600
         with os.fdopen(fd, "wb") as raw:
             if path.endswith(".gz"):
                 with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) as out:
@@ -77,6 +79,15 @@ def _running(pid: int) -> bool:
 def _host() -> str:
     """This host's name, without characters that would break the file name."""
     return "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
+
+
+def _mode_of(path: str) -> int:
+    """The permissions of the file written at ``path``: those of the file it replaces (a 0600 model
+    stays 0600), else a new file's, 0666 less the umask, as ``open`` gives them."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode) & 0o777
+    except OSError:  # no file there yet
+        return 0o666 & ~_umask()
 
 
 def _umask() -> int:

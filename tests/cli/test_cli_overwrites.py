@@ -76,3 +76,10 @@ def test_a_distinct_output_and_standard_output_pass(tmp, capsys):
     assert main(["predict", "--model", str(tmp / "m.json"), "--data", str(tmp / "train.txt"),
                  "--output", str(tmp / "scores.txt")]) == 0
     assert main(["predict", "--model", str(tmp / "m.json"), "--data", str(tmp / "train.txt"), "--output", "-"]) == 0
+
+
+def test_a_retrained_private_model_stays_private(tmp, capsys):
+    (tmp / "m.json").chmod(0o600)
+    assert main(["train", "--train", str(tmp / "train.txt"), "--model", str(tmp / "m.json"), *FAST,
+                 "--seed", "3"]) == 0
+    assert (tmp / "m.json").stat().st_mode & 0o777 == 0o600

@@ -294,3 +294,13 @@ def test_written_files_get_the_usual_permissions(tmp_path):
 def test_fast_twin_reexports_the_same_functions():
     for name in ("read_letor", "write_letor", "read_scores", "write_scores"):
         assert getattr(fast_letor, name) is getattr(letor, name)
+
+
+def test_a_rewritten_file_keeps_its_permissions(tmp_path):
+    """A private (0600) file stays private when rewritten; a group-writable one stays so."""
+    target = tmp_path / "s.txt"
+    for mode in (0o600, 0o664, 0o640):
+        write_scores(target, [1.0])
+        target.chmod(mode)
+        write_scores(target, [2.0])
+        assert target.stat().st_mode & 0o777 == mode and read_scores(target).tolist() == [2.0]
