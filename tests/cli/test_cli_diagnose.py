@@ -1,6 +1,8 @@
 """``twinrank diagnose bias-variance``: every reported number equals a plain recomputation from the
 saved score matrices (to 1e-9), for both methods and both engines; text output, plot; bad input."""
+import errno
 import json
+import os
 
 import numpy as np
 import pytest
@@ -115,3 +117,37 @@ def test_a_test_set_of_another_width_fails_before_training(files, capsys):
                  "--test", str(files / "narrow.txt")]) == 2
     err = capsys.readouterr().err
     assert "the test set has 12 features but the training set has 46" in err and "[models" not in err
+
+
+def test_a_full_disk_loses_no_number_and_leaves_no_folder(files, tmp_path, capsys, monkeypatch):
+    """The report is printed before the matrices are written; the folder appears whole or not at all."""
+    written = []
+
+    def save(path, array):  # the second file hits a full disk
+        if written:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(path)
+        real_save(path, array)
+
+    real_save = np.save
+    monkeypatch.setattr(np, "save", save)
+    saved = tmp_path / "scores"
+    assert diagnose(files, "--models", "2", "--json", "--save-scores", str(saved)) == 2
+    printed = capsys.readouterr()
+    report = json.loads(printed.out)
+    assert report["settings"][0]["scores"] == "setting0.npy" and report["settings"][0]["n_models"] == 2
+    error = printed.err.strip().splitlines()[-1]
+    assert error.startswith(f"twinrank diagnose: error: {saved}: No space left on device; nothing was saved")
+    assert written and os.listdir(tmp_path) == []  # neither the folder nor its temporary sibling
+
+
+def test_a_save_never_goes_into_a_folder_holding_files(files, tmp_path, capsys):
+    kept = tmp_path / "old"
+    kept.mkdir()
+    (kept / "labels.npy").write_bytes(b"an earlier run's")
+    assert diagnose(files, "--models", "2", "--save-scores", str(kept)) == 2
+    assert "--save-scores" in capsys.readouterr().err and (kept / "labels.npy").read_bytes() == b"an earlier run's"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert diagnose(files, "--models", "2", "--save-scores", str(empty)) == 0
+    assert sorted(os.listdir(empty)) == ["labels.npy", "query_offsets.npy", "setting0.npy", "settings.json"]

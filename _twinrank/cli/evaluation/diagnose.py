@@ -6,7 +6,9 @@ trained), scores the test set with each and reports, per setting of the swept
 ``--param``, the pointwise bias^2, variance and MSE and the listwise SRE, VRE, signed
 VRE and mean ranking error (1 - NDCG) of :mod:`twinrank.reference.analysis.diagnostics`.
 ``--save-scores DIR`` writes every setting's score matrix (models x documents, ``.npy``),
-the labels, the query offsets and the settings, so anyone can recompute the numbers.
+the labels, the query offsets and the settings, so anyone can recompute the numbers: a new
+folder (or an empty one), written after the report is printed and renamed into place when
+complete, so a full disk loses no number and leaves no half-written folder.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from twinrank.cli._common import (
     add_reading_options,
     check_input,
     check_output,
+    check_overwrites,
     engine_module,
     reading_options,
     require_queries,
@@ -84,7 +87,9 @@ def add_parser(sub) -> None:
     q.add_argument("--json", action="store_true", help="print the numbers as JSON (default: a table)")
     q.add_argument("--plot", metavar="PNG", help="bias^2/variance and SRE/VRE against --param as PNG (matplotlib)")
     q.add_argument("--save-scores", metavar="DIR",
-                   help="write every setting's score matrix (.npy), the labels, query offsets and settings")
+                   help="write every setting's score matrix (.npy), the labels, query offsets and settings "
+                        "into a new folder DIR (an empty one will do; one holding files is refused), after "
+                        "the report is printed; the folder appears complete or not at all")
     q.add_argument("--quiet", action="store_true", help="no progress line per model")
     add_reading_options(q)
     add_engine_option(q)
@@ -104,8 +109,9 @@ def run(args) -> int:
     check_output(args.plot, "--plot")
     if args.plot:
         _require_matplotlib()
-    if args.save_scores and os.path.exists(args.save_scores) and not os.path.isdir(args.save_scores):
-        raise ParameterError(f"--save-scores {args.save_scores}: is a file; give a folder")
+    if args.save_scores:
+        _check_folder(args.save_scores)
+    check_overwrites({"--plot": args.plot}, {"--train": args.train, "--test": args.test})
     train = read_letor(args.train, **reading_options(args))
     test = read_letor(args.test, **reading_options(args))
     require_queries(train, args.train, "--train", "the samples are drawn query by query")
@@ -124,13 +130,27 @@ def run(args) -> int:
                    else [diagnostics.bias_variance(estimator, train, test, **options)])
     finally:
         executor.close()
-    report = _report(args, name, results)
-    if args.save_scores:
+    report = _report(args, name, results, saved=bool(args.save_scores))
+    print(json.dumps(report, indent=1) if args.json else table(report), flush=True)  # first: a full disk
+    if args.save_scores:                                                              # loses no number
         save_scores(args.save_scores, results, report)
-    print(json.dumps(report, indent=1) if args.json else table(report))
     if args.plot:
         plot(report, args.plot)
     return 0
+
+
+def _check_folder(folder) -> None:
+    """``--save-scores``: a new folder, or an empty one, in a folder that exists (checked before training)."""
+    from twinrank.reference.io._atomic import refuse_filled_folder
+
+    try:
+        refuse_filled_folder(folder)
+    except OSError as e:
+        raise ParameterError(f"--save-scores {folder}: {e.strerror}") from None
+    parent = os.path.dirname(os.path.abspath(folder))
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"--save-scores {folder}: cannot make a folder in {parent} (no such folder, or "
+                             "permission denied)")
 
 
 def _sweep(args) -> tuple:
@@ -141,9 +161,10 @@ def _sweep(args) -> tuple:
     return next(iter(swept.items()))
 
 
-def _report(args, name, results) -> dict:
-    settings = [{"params": dict(r.params), **r.numbers(),
-                 "n_models": int(r.scores.scores.shape[0])} for r in results]
+def _report(args, name, results, saved: bool = False) -> dict:
+    """The numbers of every setting, and how they were made; ``saved``: each setting names its matrix file."""
+    settings = [{"params": dict(r.params), **r.numbers(), "n_models": int(r.scores.scores.shape[0]),
+                 **({"scores": f"setting{i}.npy"} if saved else {})} for i, r in enumerate(results)]
     return {"algorithm": args.algorithm, "engine": args.engine, "method": args.method,
             "param": name, "metric": args.metric, "convention": args.convention,
             "ddof": args.ddof, "include_no_relevant": args.include_no_relevant, "seed": args.seed,
@@ -165,19 +186,21 @@ def _estimator_of(args) -> dict:
 
 def save_scores(folder, results, report) -> None:
     """``setting<i>.npy`` (models x documents) per setting, ``labels.npy``, ``query_offsets.npy`` and
-    ``settings.json`` (the report, each setting naming its matrix file)."""
-    from twinrank.reference.io._atomic import atomic_output
+    ``settings.json`` (the report, each setting naming its matrix file), as one new folder: it
+    appears whole or not at all (:func:`~twinrank.reference.io._atomic.atomic_folder`)."""
+    from twinrank.reference.io._atomic import atomic_folder
 
-    os.makedirs(folder, exist_ok=True)
-    arrays = {"labels.npy": results[0].scores.y, "query_offsets.npy": results[0].scores.query_offsets}
-    for i, (r, setting) in enumerate(zip(results, report["settings"])):
-        arrays[f"setting{i}.npy"] = r.scores.scores
-        setting["scores"] = f"setting{i}.npy"
-    for file, array in arrays.items():
-        with atomic_output(os.path.join(folder, file)) as f:
-            np.save(f, np.asarray(array))
-    with atomic_output(os.path.join(folder, "settings.json")) as f:
-        f.write(json.dumps(report, indent=1).encode())
+    arrays = {"labels.npy": results[0].scores.y, "query_offsets.npy": results[0].scores.query_offsets,
+              **{setting["scores"]: r.scores.scores for r, setting in zip(results, report["settings"])}}
+    try:
+        with atomic_folder(folder) as tmp:
+            for file, array in arrays.items():
+                np.save(os.path.join(tmp, file), np.asarray(array))
+            with open(os.path.join(tmp, "settings.json"), "w") as f:
+                f.write(json.dumps(report, indent=1))
+    except OSError as e:
+        raise OSError(e.errno, f"{e.strerror}; nothing was saved there (the report above is complete)",
+                      folder) from None
 
 
 def table(report: dict) -> str:
