@@ -1,7 +1,8 @@
 """Where each module of the twins lives, and the flat paths of release 0.1 kept as import aliases.
 
 Both twins group their modules in the same folders, one concern each (docs/architecture.md):
-``io`` (data and model files), ``evaluation``, ``features``, ``trees``, ``losses``, ``ensembles`` (the loops),
+``io`` (data and model files), ``evaluation``, ``features``, ``trees``, ``attribution`` (what each
+feature adds to a score), ``losses``, ``ensembles`` (the loops),
 ``rankers`` (the papers' estimators), ``combination``, ``costs``, ``analysis``; the fast twin adds
 ``runtime`` (what numba needs to run). A module's *short name* is its file's name
 (``"metrics"``, ``"objectives"``): the twin registry, :func:`twinrank.testing.assert_twins_agree`
@@ -32,6 +33,7 @@ REFERENCE_FOLDERS = {
     "evaluation": ["metrics", "conventions", "metric_names", "_ranking", "stats", "rank_correlation", "variance"],
     "features": ["query_norm"],
     "trees": ["tree", "_histogram", "_split", "_checks", "_quantize", "binning", "predict", "explain"],
+    "attribution": ["contributions"],
     "losses": ["objectives", "_loss", "_objective_checks", "_query_pairs"],
     "costs": ["cumulative", "exits"],
     "combination": ["combine", "_combine_setup", "bag_rules"],
@@ -48,6 +50,7 @@ FAST_FOLDERS = {
     "features": ["query_norm"],
     "trees": ["tree", "_grower", "_histogram", "_split", "_counts", "_layout", "_packed_histogram", "_partition",
               "_skipped_bins", "_quantize_kernels", "_warm", "binning", "predict", "_quickscorer"],
+    "attribution": ["contributions"],
     "losses": ["objectives", "_lambdarank"],
     "costs": ["exits"],
     "combination": ["combine", "_combine_kernels", "bag_rules", "_bag_kernels"],
@@ -64,7 +67,7 @@ FLOORS = [
     ("data model", ["reference.<root>", "reference.io", "twinrank"]),
     ("support", ["fast.runtime", "interop"]),
     ("kernels", [f"{twin}.{folder}" for twin in ("reference", "fast")
-                 for folder in ("evaluation", "features", "trees", "losses", "costs", "combination")]
+                 for folder in ("evaluation", "features", "trees", "attribution", "losses", "costs", "combination")]
      + ["sklearn"]),  # sklearn: its scorer computes metrics; the rankers inherit its estimator protocol
     ("the seam", ["reference.engine", "fast.engine"]),
     ("loops", ["reference.ensembles", "fast.ensembles", "executors"]),

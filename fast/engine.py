@@ -5,6 +5,7 @@ run the same code on these kernels.
 """
 from __future__ import annotations
 
+from twinrank.fast.attribution import contributions
 from twinrank.fast.combination import bag_rules, combine
 from twinrank.fast.costs import exits
 from twinrank.fast.evaluation import metrics, variance
@@ -25,6 +26,7 @@ FAST = Engine(
     predict_tree=predict.predict_tree, predict_tree_binned=predict.predict_tree_binned,
     add_leaf_values=predict.add_leaf_values,
     predict_ensemble=predict.predict_ensemble,
+    predict_contributions=contributions.predict_contributions,
     predict_exits=exits.predict_exits, frozen_now=exits.frozen_now,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from twinrank.reference._param_checks import check_n_threads
+from twinrank.reference.attribution import contributions
 from twinrank.reference.combination import bag_rules, combine
 from twinrank.reference.costs import exits
 from twinrank.reference.evaluation import metrics, variance
@@ -31,6 +32,7 @@ class Engine:
     quantize_gradients : :func:`tree.quantize_gradients` (a round's stochastic rounding, quantized training)
     predict_tree, predict_tree_binned, predict_ensemble : :mod:`predict`
     add_leaf_values : :func:`predict.add_leaf_values` (a round's step on rows whose leaves are known)
+    predict_contributions : :func:`contributions.predict_contributions` (per-feature contributions, TreeSHAP)
     predict_exits, frozen_now : :mod:`exits` (scoring with early exits; the documents a checkpoint stops)
     squared_error, logistic, lambdarank : :mod:`objectives`' loss classes
     evaluate : :func:`metrics.evaluate`
@@ -50,6 +52,7 @@ class Engine:
     predict_tree_binned: Callable
     add_leaf_values: Callable
     predict_ensemble: Callable
+    predict_contributions: Callable
     predict_exits: Callable
     frozen_now: Callable
     squared_error: type
@@ -75,6 +78,7 @@ REFERENCE = Engine(
     predict_tree=predict.predict_tree, predict_tree_binned=predict.predict_tree_binned,
     add_leaf_values=predict.add_leaf_values,
     predict_ensemble=predict.predict_ensemble,
+    predict_contributions=contributions.predict_contributions,
     predict_exits=exits.predict_exits, frozen_now=exits.frozen_now,
     squared_error=objectives.SquaredError, logistic=objectives.Logistic,
     lambdarank=objectives.LambdaRank,

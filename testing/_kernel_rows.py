@@ -271,6 +271,8 @@ def _scoring_rows():
              summary="ensemble scores: prior model + base score + weighted trees"),
         Twin("predict_exits", "scoring", "exits", "predict_exits", "exact", _exit_inputs,
              outputs=_exit_parts, summary="early exits: each document's exit tree and placed score"),
+        Twin("predict_contributions", "scoring", "contributions", "predict_contributions", "exact", _ensemble_inputs,
+             summary="per-feature contributions (path-dependent TreeSHAP) of the same ensemble, and its base value"),
     ]
 
 

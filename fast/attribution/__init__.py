@@ -1,0 +1,1 @@
+"""Numba twins of :mod:`twinrank.reference.attribution`: TreeSHAP contributions, parallel over rows."""
