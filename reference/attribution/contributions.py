@@ -65,6 +65,11 @@ from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io.model import BagModel, Ensemble, McRankModel, Tree
 from twinrank.reference.trees.predict import _check_n_features, _checked_features, missing_applied
 
+_CLASS_SCORES = {  # how a classification model's ensembles give its class probabilities
+    "mcrank": "the sigmoids of its classifiers' log-odds",
+    "cumulative-regression": "its regressors' estimates clipped to [0, 1] and made monotone",
+}
+
 __all__ = ["predict_contributions", "tree_contributions", "expected_value", "base_value", "check_cover",
            "contributions_of", "Path", "extend", "unwind", "unwound_sum"]
 
@@ -106,8 +111,8 @@ def contributions_of(model, X, ensemble_contributions) -> np.ndarray:
     if isinstance(model, McRankModel):
         raise ModelFormatError(
             f"{model.described} ({model.algorithm}) has no per-feature contributions: its score, the expected "
-            "relevance sum_k F(c_k) P(y = c_k | x), passes its classifiers' sums of trees through sigmoids or "
-            "clipping, which is not a sum of trees; explain each classifier (model.classifiers[j]) instead")
+            f"relevance sum_k F(c_k) P(y = c_k | x), is computed from {_CLASS_SCORES[model.algorithm]}, not a "
+            "sum of trees; explain each of its ensembles (model.classifiers[j]) instead")
     raise ModelFormatError(f"expected a twinrank model (an Ensemble), got {type(model).__name__}")
 
 
