@@ -26,7 +26,7 @@ import warnings
 
 REFERENCE_FOLDERS = {
     "": ["constants", "errors", "params", "sampling", "_algorithm_params", "_dart_params", "_feature_costs",
-         "_param_checks", "_tree_params", "engine"],
+         "_param_checks", "_tree_params", "_streams", "engine"],
     "io": ["data", "letor", "_letor_queries", "_letor_reader", "_letor_tokens", "model", "_ensemble",
            "_model_fields", "_model_json", "_tree_structure", "_atomic", "_missing_values", "_mcrank_model",
            "_bag_model"],

@@ -16,42 +16,58 @@ are skipped. Every feature of the data must have a cost.
 """
 from __future__ import annotations
 
+import gzip
 import math
 import os
+import zlib
 
 import numpy as np
 
+from twinrank.reference._streams import bounded_lines, open_input
+from twinrank.reference.constants import MAX_MODEL_FEATURES
 from twinrank.reference.errors import DataFormatError, ParameterError
 
 __all__ = ["read_feature_costs", "read_costs", "cost_array", "feature_cost_array", "features_used", "CostLedger"]
 
 
 def read_feature_costs(path) -> dict:
-    """``{feature id (1-based): (cost, line)}`` of a costs file; DataFormatError naming file and line."""
+    """``{feature id (1-based): (cost, line)}`` of a costs file; DataFormatError naming file and line.
+
+    The file is read once, as a stream (a pipe or ``/dev/stdin`` will do; ``io._streams``), a
+    line at most ``MAX_LINE_BYTES`` long, and a feature id at most ``MAX_MODEL_FEATURES``.
+    """
     costs = {}
     try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
+        with open_input(path) as stream:
+            for number, raw in bounded_lines(path, stream):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise DataFormatError(path, number, f"not UTF-8 text ({e.reason})") from None
+                tokens = line.split("#", 1)[0].split()
+                if not tokens:
+                    continue
+                if len(tokens) != 2:
+                    raise DataFormatError(path, number, f"expected 'feature cost', got {line.strip()[:60]!r}")
+                feature, cost = _feature_id(tokens[0], path, number), _cost(tokens[1], path, number)
+                if feature in costs:
+                    raise DataFormatError(path, number, f"feature {feature} was given a cost already")
+                costs[feature] = (cost, number)
     except OSError as e:
         raise DataFormatError(path, None, f"cannot read the feature costs ({e.strerror or e})") from None
-    for number, line in enumerate(lines, start=1):
-        tokens = line.split("#", 1)[0].split()
-        if not tokens:
-            continue
-        if len(tokens) != 2:
-            raise DataFormatError(path, number, f"expected 'feature cost', got {line.strip()!r}")
-        feature, cost = _feature_id(tokens[0], path, number), _cost(tokens[1], path, number)
-        if feature in costs:
-            raise DataFormatError(path, number, f"feature {feature} was given a cost already")
-        costs[feature] = (cost, number)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise DataFormatError(path, None, f"corrupt gzip data ({e})") from None
     if not costs:
         raise DataFormatError(path, None, "no 'feature cost' line")
     return costs
 
 
 def _feature_id(token: str, path, line: int) -> int:
-    if not token.isdigit() or int(token) < 1:
-        raise DataFormatError(path, line, f"feature {token!r} is not a feature id (an integer >= 1)", token)
+    if not token.isdigit() or not token.strip("0") or len(token) > len(str(MAX_MODEL_FEATURES)):
+        raise DataFormatError(path, line, f"feature {token[:60]!r} is not a feature id (an integer >= 1)", token)
+    if int(token) > MAX_MODEL_FEATURES:
+        raise DataFormatError(path, line, f"feature {token} is beyond {MAX_MODEL_FEATURES:,}, the widest "
+                                          "model twinrank reads", token)
     return int(token)
 
 

@@ -32,3 +32,9 @@ OFFSET_DTYPE = np.int64  # query offsets, row indices
 # (LightGBM's default label_gain table stops at 30). 2^1024 overflows float64, and far below
 # that the low grades' gains vanish next to the top one's; 31 keeps them all exact.
 MAX_LABEL = 31
+
+# The widest model twinrank reads (a model file's n_features, a LightGBM model's max_feature_idx + 1,
+# a costs file's feature ids): 2^24 features, a dense float32 row of 64 MiB. Checked before any
+# per-feature array is made, so a forged width cannot exhaust memory. The LETOR reader's own
+# default bound (max_features) is 65,536 and can be moved; a model wider than this cannot be loaded.
+MAX_MODEL_FEATURES = 2**24

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinrank.interop._lightgbm_writer import default_feature_names
-from twinrank.reference.constants import LEAF
+from twinrank.reference.constants import LEAF, MAX_MODEL_FEATURES
 from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io._ensemble import Ensemble, Tree
 
@@ -58,8 +58,10 @@ def from_lightgbm_text(text: str, source: str = "<string>") -> Ensemble:
                                    f"scores per row, one ensemble per class; a twinrank model scores one, so "
                                    f"only {key}=1 can be imported")
     n_features = _int(header, "max_feature_idx", source) + 1
-    if n_features < 1:
-        raise ModelFormatError(f"{source}:{header['max_feature_idx'][1]}: max_feature_idx must be >= 0")
+    if not 1 <= n_features <= MAX_MODEL_FEATURES:
+        raise ModelFormatError(f"{source}:{header['max_feature_idx'][1]}: max_feature_idx={n_features - 1} must be in "
+                               f"0 .. {MAX_MODEL_FEATURES - 1:,} (twinrank reads models of at most "
+                               f"{MAX_MODEL_FEATURES:,} features)")
     trees = [_tree(fields, n_features, f"{source}:{line}: Tree={i}") for i, (line, fields) in enumerate(blocks)]
     weight = 1.0 / len(trees) if "average_output" in header and trees else 1.0
     return Ensemble(trees=trees, tree_weights=np.full(len(trees), weight), base_score=0.0,
@@ -95,10 +97,14 @@ def _sections(lines: list, source: str):
 def _params(header: dict, n_features: int) -> dict:
     params = {"objective": header.get("objective", ("",))[0]}
     names = header.get("feature_names", ("",))[0].split()
-    defaults = ([f"Column_{j}" for j in range(n_features)], default_feature_names(n_features))
-    if names and names not in defaults:  # LightGBM's default names, or twinrank's own
+    if names and not (len(names) == n_features and _default_names(names)):
         params["feature_names"] = names
     return params
+
+
+def _default_names(names: list) -> bool:
+    """Whether ``names`` are LightGBM's default feature names (``Column_0 ...``) or twinrank's own."""
+    return names in ([f"Column_{j}" for j in range(len(names))], default_feature_names(len(names)))
 
 
 def _tree(fields: dict, n_features: int, where: str) -> Tree:
@@ -212,4 +218,4 @@ def _int(fields: dict, key: str, where: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise ModelFormatError(f"{where} (line {line}): {key}={text!r} is not an integer") from None
+        raise ModelFormatError(f"{where} (line {line}): {key}={text[:60]!r} is not an integer") from None

@@ -46,10 +46,16 @@ An infinite feature value takes the same route in both, since a threshold of ``i
 """
 from __future__ import annotations
 
+import gzip
+import zlib
+
 from twinrank.interop._lightgbm_reader import from_lightgbm_text
 from twinrank.interop._lightgbm_writer import to_lightgbm_text
+from twinrank.reference._streams import CHUNK_BYTES, MAX_DOCUMENT_BYTES, open_input, read_document
 from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io._atomic import atomic_output
+
+_NUL = b"\0"  # never in text
 
 __all__ = ["to_lightgbm_text", "save_lightgbm", "from_lightgbm_text", "load_lightgbm"]
 
@@ -62,10 +68,25 @@ def save_lightgbm(model, path, *, feature_names=None) -> None:
 
 
 def load_lightgbm(path):
-    """The :class:`Ensemble` of a LightGBM text model file (``Booster.save_model``'s output)."""
+    """The :class:`Ensemble` of a LightGBM text model file (``Booster.save_model``'s output).
+
+    The file is read once, as a stream (a pipe will do), plain or gzip, and at most
+    ``MAX_DOCUMENT_BYTES`` (2 GiB) of it; text holding a NUL byte is refused from its first
+    64 KiB, so ``/dev/zero`` costs nothing.
+    """
+    def refuse(why):
+        return ModelFormatError(f"{path}: not a LightGBM text model ({why})")
+
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open_input(path) as stream:
+            head = stream.read(CHUNK_BYTES)
+            if _NUL in head:
+                raise refuse(f"binary data: a NUL byte at byte {head.index(_NUL)}")
+            raw = read_document(stream, MAX_DOCUMENT_BYTES, refuse, first=head)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise refuse(f"corrupt gzip data: {e}") from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ModelFormatError(f"{path}: not a LightGBM text model (not UTF-8 text)") from None
+        raise refuse("not UTF-8 text") from None
     return from_lightgbm_text(text, source=str(path))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from twinrank.reference._algorithm_params import BAG_RULES as RULES
 from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io._ensemble import Ensemble
-from twinrank.reference.io._model_fields import int_value, join, refuse_unknown, require, typed
+from twinrank.reference.io._model_fields import join, refuse_unknown, require, typed, width
 from twinrank.reference.io._model_json import FORMAT, VERSION, ModelFile, check_header
 
 BAG_ALGORITHM = "bl-mart"  # the algorithm of a bag's model document
@@ -62,5 +62,5 @@ class BagModel(ModelFile):
         members = typed(require(d, "members", path), list, join(path, "members"))
         return cls(members=[Ensemble.from_dict(m, join(path, f"members[{i}]")) for i, m in enumerate(members)],
                    combine=typed(require(d, "combine", path), str, join(path, "combine")),
-                   n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
+                   n_features=width(require(d, "n_features", path), join(path, "n_features")),
                    params=typed(d.get("params", {}), dict, join(path, "params")))

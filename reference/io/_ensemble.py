@@ -19,6 +19,7 @@ from twinrank.reference.io._model_fields import (
     refuse_unknown,
     require,
     typed,
+    width,
 )
 from twinrank.reference.io._model_json import (
     FORMAT,
@@ -308,7 +309,7 @@ class Ensemble(ModelFile):
                 trees=[Tree.from_dict(t, join(path, f"trees[{i}]")) for i, t in enumerate(trees)],
                 tree_weights=float_array(require(d, "tree_weights", path), join(path, "tree_weights")),
                 base_score=float_value(require(d, "base_score", path), join(path, "base_score")),
-                n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
+                n_features=width(require(d, "n_features", path), join(path, "n_features")),
                 init_model=None if init_model is None else cls.from_dict(init_model, join(path, "init_model")),
                 algorithm=typed(d.get("algorithm", ""), str, join(path, "algorithm")),
                 params=typed(d.get("params", {}), dict, join(path, "params")),

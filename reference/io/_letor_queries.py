@@ -13,8 +13,9 @@ import zlib
 
 import numpy as np
 
+from twinrank.reference._streams import bounded_lines, open_input
 from twinrank.reference.errors import DataFormatError
-from twinrank.reference.io._letor_tokens import open_bytes
+from twinrank.reference.io._letor_tokens import shown
 
 
 def sibling_query_file(path: str) -> str | None:
@@ -78,21 +79,26 @@ def _qid_runs(path: str, qid: list, line: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _read_group_offsets(query_file: str, n_rows: int) -> np.ndarray:
-    """Query offsets from a group file of one positive size per line (blank lines skipped)."""
-    sizes = []
+    """Query offsets from a group file of one positive size per line (blank lines skipped), read
+    only until the sizes pass ``n_rows`` (the input may be a pipe that never ends)."""
+    sizes, total = [], 0
     try:
-        with open_bytes(query_file) as f:
-            for number, line in enumerate(f, 1):
+        with open_input(query_file) as f:
+            for number, line in bounded_lines(query_file, f):
                 tokens = line.split()
                 if not tokens:
                     continue
                 text = b" ".join(tokens).decode(errors="replace")
-                if len(tokens) != 1 or not tokens[0].isdigit() or int(tokens[0]) == 0:
-                    raise DataFormatError(query_file, number, f"group size '{text}' is not a positive integer", text)
+                if len(tokens) != 1 or not tokens[0].isdigit() or not tokens[0].strip(b"0"):
+                    raise DataFormatError(query_file, number, f"group size '{shown(text)}' is not a positive "
+                                                              "integer", text)
+                if len(tokens[0]) > 20 or total + int(tokens[0]) > n_rows:  # stop: the input may never end
+                    raise DataFormatError(query_file, number, f"group sizes sum to more than the data file's "
+                                                              f"{n_rows} rows by this line")
                 sizes.append(int(tokens[0]))
+                total += sizes[-1]
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise DataFormatError(query_file, None, f"corrupt gzip data ({e})") from None
-    if sum(sizes) != n_rows:
-        raise DataFormatError(query_file, None,
-                              f"group sizes sum to {sum(sizes)} but the data file has {n_rows} rows")
+    if total != n_rows:
+        raise DataFormatError(query_file, None, f"group sizes sum to {total} but the data file has {n_rows} rows")
     return np.r_[0, np.cumsum(sizes)].astype(np.int64)

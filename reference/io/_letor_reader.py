@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from twinrank.reference._streams import CHUNK_BYTES, MAX_LINE_BYTES, line_too_long, open_input
 from twinrank.reference.constants import MAX_LABEL
 from twinrank.reference.errors import DataFormatError, ParameterError
 from twinrank.reference.io._letor_queries import query_offsets, sibling_query_file
@@ -24,14 +25,13 @@ from twinrank.reference.io._letor_tokens import (
     check_ids,
     check_values,
     compact_block,
-    open_bytes,
     pairs,
     parse_floats,
+    shown,
 )
 
 BLOCK_LINES = 4096
 MAX_FEATURES = 65_536  # read_letor's default max_features: a dense row of 256 KiB
-_CHUNK_BYTES = 1 << 16
 _UTF8_BOM = b"\xef\xbb\xbf"
 _OTHER_BOMS = {b"\xff\xfe": "UTF-16 (or UTF-32) little-endian", b"\xfe\xff": "UTF-16 big-endian",
                b"\x00\x00\xfe\xff": "UTF-32 big-endian"}
@@ -74,7 +74,7 @@ def _read_rows(path: str, base: int, n_features: int | None, max_features: int |
     rows = {"y": [], "X": [], "qid": [], "comments": [], "line": [], "n_lines": [], "width": [], "widest": []}
     with_qid = None
     try:
-        with open_bytes(path) as f:
+        with open_input(path) as f:
             for block in _blocks(_lines(path, f)):
                 if with_qid is None:
                     with_qid = _has_qid(block[0][1])
@@ -93,33 +93,46 @@ def _read_rows(path: str, base: int, n_features: int | None, max_features: int |
 
 
 def _lines(path: str, f):
-    """The file's lines, without their ends.
+    """The file's lines, without their ends, read as a stream (``_streams``).
 
     Lines end at ``\\n`` (a ``\\r`` before it is whitespace), or at ``\\r`` when the
     first 64 KiB hold a ``\\r`` and no ``\\n`` (classic Mac OS files). A UTF-8 byte order mark
-    at the start is skipped; a UTF-16 or UTF-32 one is an error.
+    at the start is skipped; a UTF-16 or UTF-32 one is an error; so is a line longer than
+    ``_streams.MAX_LINE_BYTES``.
     """
-    head = f.read(_CHUNK_BYTES)
+    head = f.read(CHUNK_BYTES)
     for mark, encoding in _OTHER_BOMS.items():
         if head.startswith(mark):
             raise DataFormatError(path, 1, f"the file is {encoding} text (it starts with the byte order "
                                            f"mark {mark.hex(' ').upper()}); save it as UTF-8 or ASCII")
     head = head.removeprefix(_UTF8_BOM)
     bare_cr = b"\r" in head and b"\n" not in head
-    return _split(chain([head], iter(partial(f.read, _CHUNK_BYTES), b"")), b"\r" if bare_cr else b"\n")
+    return _split(path, chain([head], iter(partial(f.read, CHUNK_BYTES), b"")), b"\r" if bare_cr else b"\n")
 
 
-def _split(chunks, separator: bytes):
-    """The pieces of the concatenated ``chunks`` between ``separator`` bytes (no empty last piece)."""
-    pending = []  # the pieces of the line being read
+def _split(path: str, chunks, separator: bytes):
+    """The pieces of the concatenated ``chunks`` between ``separator`` bytes (no empty last piece);
+    a piece longer than ``MAX_LINE_BYTES`` is an error naming its line, raised as soon as the
+    pieces read of it are longer."""
+    limit = MAX_LINE_BYTES
+    pending, pending_bytes = [], 0  # the pieces of the line being read, their length
+    n_lines = 0  # the lines yielded
     for chunk in chunks:
         parts = chunk.split(separator)
         if len(parts) == 1:
             pending.append(chunk)
+            pending_bytes += len(chunk)
+            if pending_bytes > limit:
+                raise line_too_long(path, n_lines + 1, limit)
             continue
-        yield b"".join(pending) + parts[0]
-        yield from parts[1:-1]
-        pending = [parts[-1]]
+        parts[0] = b"".join(pending) + parts[0]
+        if max(map(len, parts[:-1])) > limit:
+            raise line_too_long(path, n_lines + 1 + next(i for i, p in enumerate(parts) if len(p) > limit), limit)
+        yield from parts[:-1]
+        n_lines += len(parts) - 1
+        pending, pending_bytes = [parts[-1]], len(parts[-1])
+        if pending_bytes > limit:
+            raise line_too_long(path, n_lines + 1, limit)
     last = b"".join(pending)
     if last:
         yield last
@@ -179,7 +192,7 @@ def _block_qids(path: str, block: list, with_qid: bool) -> list | None:
             token = fields[min(1, len(fields) - 1)].split()[0].decode(errors="replace")
             message = ("this line has no qid but earlier lines have one" if with_qid else
                        "this line has a qid but the first data line has none")
-            raise DataFormatError(path, number, f"{message} (token '{token}'): either every row has a qid or none",
+            raise DataFormatError(path, number, f"{message} (token '{shown(token)}'): either every row has a qid or none",
                                   token)
         if with_qid and fields[1] == b"qid:":
             raise DataFormatError(path, number, "empty query id in token 'qid:'", "qid:")
@@ -192,14 +205,14 @@ def _labels(path: str, numbers: np.ndarray, labels: list, max_label: float | Non
     bad = np.flatnonzero(~np.isfinite(y))
     if len(bad):
         token = labels[bad[0]].decode()
-        raise DataFormatError(path, int(numbers[bad[0]]), f"label '{token}' is not a finite number", token)
+        raise DataFormatError(path, int(numbers[bad[0]]), f"label '{shown(token)}' is not a finite number", token)
     if max_label is not None:
         high = np.flatnonzero(y > max_label)
         if len(high):
             token = labels[high[0]].decode()
             raise DataFormatError(
                 path, int(numbers[high[0]]),
-                f"label '{token}' is above max_label={max_label:g}: relevance grades above {MAX_LABEL} overflow "
+                f"label '{shown(token)}' is above max_label={max_label:g}: relevance grades above {MAX_LABEL} overflow "
                 "or swamp the exponential gain 2^l - 1 of NDCG, ERR and LambdaRank; pass max_label=None "
                 "(--max-label none) for regression targets", token)
     return y

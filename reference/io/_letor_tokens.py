@@ -1,4 +1,4 @@
-"""Bytes of LETOR files to numbers: the file opened plain or gzip, floats, ``id:value`` tokens.
+"""Bytes of LETOR files to numbers: floats and ``id:value`` tokens.
 
 Each parser works on a block of lines at once with NumPy's C text reader
 (``numpy.loadtxt``); only a block that fails is walked token by token, to raise a
@@ -7,7 +7,6 @@ are those of ``twinrank.reference.io.letor``'s module docstring.
 """
 from __future__ import annotations
 
-import gzip
 import io
 from dataclasses import dataclass
 
@@ -15,7 +14,6 @@ import numpy as np
 
 from twinrank.reference.errors import DataFormatError
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _PAIR = np.dtype([("id", np.int64), ("value", np.float64)])
 _WHITESPACE_TO_NEWLINE = bytes.maketrans(b" \t\r\x0b\x0c", b"\n\n\n\n\n")  # what bytes.split() splits on
 SHOWN = 60  # characters of an offending line or token an error message echoes
@@ -24,13 +22,6 @@ SHOWN = 60  # characters of an offending line or token an error message echoes
 def shown(text: str) -> str:
     """``text`` as an error message echoes it: its first ``SHOWN`` characters, ``...`` if cut."""
     return text if len(text) <= SHOWN else text[:SHOWN] + "..."
-
-
-def open_bytes(path: str):
-    """The file opened for binary reading, decompressed if it starts with gzip's magic bytes."""
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
 
 
 def parse_floats(path: str, numbers: np.ndarray, tokens: list, what: str) -> np.ndarray:
@@ -85,7 +76,7 @@ class Tokens:
         i = self.line[k]
         j = k - np.searchsorted(self.line, i)  # position of the token within its line
         text = self.features[i].split()[j].decode(errors="replace")
-        raise DataFormatError(self.path, int(self.numbers[i]), f"{message} (token '{text}')", text)
+        raise DataFormatError(self.path, int(self.numbers[i]), f"{message} (token '{shown(text)}')", text)
 
 
 def pairs(path: str, numbers: np.ndarray, features: list) -> tuple[np.ndarray, np.ndarray, Tokens]:
@@ -116,7 +107,7 @@ def _raise_bad_token(path: str, numbers: np.ndarray, features: list):
             message = _token_problem(token)
             if message is not None:
                 text = token.decode(errors="replace")
-                raise DataFormatError(path, int(number), f"{message} in token '{text}'", text)
+                raise DataFormatError(path, int(number), f"{message} in token '{shown(text)}'", text)
     raise DataFormatError(path, int(numbers[0]), f"cannot parse lines {numbers[0]}-{numbers[-1]}")
 
 
@@ -130,11 +121,11 @@ def _token_problem(token: bytes) -> str | None:
     if not id_part:
         return "empty feature id"
     if not _is_int(id_part):
-        return f"feature id '{id_part.decode(errors='replace')}' is not an integer (int64)"
+        return f"feature id '{shown(id_part.decode(errors='replace'))}' is not an integer (int64)"
     if not value:
         return "empty feature value"
     if value != b"NULL" and not _is_float(value):
-        return f"feature value '{value.decode(errors='replace')}' is not a number"
+        return f"feature value '{shown(value.decode(errors='replace'))}' is not a number"
     return None
 
 

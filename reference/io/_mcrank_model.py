@@ -8,7 +8,14 @@ import numpy as np
 
 from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io._ensemble import Ensemble
-from twinrank.reference.io._model_fields import float_array, int_value, join, refuse_unknown, require, typed
+from twinrank.reference.io._model_fields import (
+    float_array,
+    join,
+    refuse_unknown,
+    require,
+    typed,
+    width,
+)
 from twinrank.reference.io._model_json import FORMAT, MCRANK, VERSION, ModelFile, _encode, check_header
 
 CUMULATIVE_REGRESSION = "cumulative-regression"  # the algorithm of a CumulativeRegressionModel document
@@ -80,7 +87,7 @@ class McRankModel(ModelFile):
                    labels=float_array(require(d, "labels", path), join(path, "labels")),
                    relevance_weights=float_array(require(d, "relevance_weights", path),
                                                  join(path, "relevance_weights")),
-                   n_features=int_value(require(d, "n_features", path), join(path, "n_features"), minimum=0),
+                   n_features=width(require(d, "n_features", path), join(path, "n_features")),
                    params=typed(d.get("params", {}), dict, join(path, "params")))
 
 

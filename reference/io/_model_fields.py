@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinrank.reference.constants import MAX_MODEL_FEATURES
 from twinrank.reference.errors import ModelFormatError
 
 NON_FINITE = ("inf", "-inf", "nan")  # how the writer spells non-finite floats
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1  # every integer field is read as int64
 
 
 def is_int(v) -> bool:
@@ -31,11 +33,22 @@ def require(d: dict, name: str, path: str):
 
 
 def int_value(v, path: str, *, minimum: int | None = None) -> int:
-    """An integer field (at least ``minimum``)."""
+    """An integer field (at least ``minimum``), within int64 as every integer field is read."""
     if not is_int(v):
         raise ModelFormatError(f"{path}: {v!r} is not an integer")
     if minimum is not None and v < minimum:
         raise ModelFormatError(f"{path}: {v} is below {minimum}")
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise ModelFormatError(f"{path}: {v} is beyond the 64-bit integers a model field holds")
+    return v
+
+
+def width(v, path: str) -> int:
+    """A model's ``n_features``: an integer in ``0 .. MAX_MODEL_FEATURES``, refused before any
+    per-feature array is made."""
+    if int_value(v, path, minimum=0) > MAX_MODEL_FEATURES:
+        raise ModelFormatError(f"{path}: {v:,} features is wider than {MAX_MODEL_FEATURES:,}, the widest "
+                               "model twinrank reads")
     return v
 
 
@@ -61,9 +74,9 @@ def typed(v, kind: type, path: str, *, optional: bool = False):
 def int_array(values, path: str) -> np.ndarray:
     """A list of JSON integers as int64."""
     typed(values, list, path)
-    bad = next((i for i, v in enumerate(values) if not is_int(v)), None)
+    bad = next((i for i, v in enumerate(values) if not is_int(v) or not INT64_MIN <= v <= INT64_MAX), None)
     if bad is not None:
-        raise ModelFormatError(f"{path}[{bad}]: {values[bad]!r} is not an integer")
+        int_value(values[bad], f"{path}[{bad}]")  # names the fault
     return np.array(values, dtype=np.int64)
 
 
@@ -87,6 +100,21 @@ def refuse_unknown(d: dict, known, path: str) -> None:
     unknown = sorted(set(d) - set(known))
     if unknown:
         raise ModelFormatError(f"{join(path, unknown[0])}: unknown field")
+
+
+def field_holding(doc, found) -> tuple[str, object] | tuple[None, None]:
+    """The path (``trees[3].count[17]``) and value of the first value of ``doc`` for which
+    ``found(value)`` is true, depth first; ``(None, None)`` if there is none."""
+    stack = [("", doc)]
+    while stack:
+        path, value = stack.pop()
+        if found(value):
+            return path, value
+        if isinstance(value, dict):
+            stack += [(join(path, k), v) for k, v in reversed(value.items())]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
+    return None, None
 
 
 def join(path: str, name) -> str:

@@ -12,19 +12,23 @@ still applies, and saving it again writes a fresh checksum. Version 1 files
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import zlib
 
 import numpy as np
 
+from twinrank.reference._streams import CHUNK_BYTES, MAX_DOCUMENT_BYTES, open_input, read_document
 from twinrank.reference.errors import ModelFormatError
 from twinrank.reference.io._atomic import atomic_output
-from twinrank.reference.io._model_fields import is_int
+from twinrank.reference.io._model_fields import field_holding, is_int
 
 FORMAT = "twinrank-model"
 VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: before the checksum field
 MCRANK = "mcrank"  # the algorithm of an McRank model document (a list of classifiers)
+_JSON_WHITESPACE = b" \t\r\n"
 EDITED_HINT = ("if you edited it on purpose, load it with verify_checksum=False "
                "(twinrank: --accept-edited-model)")
 
@@ -53,26 +57,71 @@ def content_checksum(doc: dict) -> str:
 def read_model_document(path, *, verify_checksum: bool = True) -> dict:
     """The JSON object of a model file, its header checked and (by default) its checksum verified.
 
-    Raises ModelFormatError naming ``path`` for bytes that are not UTF-8, text that
-    is not JSON, a document that is not a twinrank model of a readable version, or
-    a checksum that does not match the content.
+    The file is read once, as a stream (``_streams``: a pipe or ``/dev/stdin`` will do), and at
+    most ``MAX_DOCUMENT_BYTES`` of it. Raises ModelFormatError naming ``path`` for a file that does
+    not start as a JSON object (``{``, told from its first bytes, so ``/dev/zero`` costs nothing),
+    is larger than that, holds bytes that are not UTF-8 or text that is not JSON (an integer
+    too long for Python to convert is named by its field), is not a twinrank model of a
+    readable version, or whose checksum does not match the content.
     """
-    with open(path, "rb") as f:
-        raw = f.read()
+    try:
+        with open_input(path) as stream:
+            raw = read_document(stream, MAX_DOCUMENT_BYTES, lambda why: ModelFormatError(f"{path}: {why}"),
+                                first=_json_object_start(path, stream))
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise ModelFormatError(f"{path}: corrupt gzip data ({e})") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ModelFormatError(f"{path}: not UTF-8 text (byte {e.start}): not a twinrank model file") from None
+    del raw
     try:
         doc = json.loads(text, parse_constant=_refuse_constant)
     except (json.JSONDecodeError, ModelFormatError, RecursionError) as e:
         raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
+    except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise ModelFormatError(f"{path}: {_huge_integer(text)}") from None
     try:
         check_header(doc, "")
         _check_checksum(doc, verify_checksum)
     except ModelFormatError as e:
         raise ModelFormatError(f"{path}: {e}") from None
     return doc
+
+
+def _json_object_start(path, stream) -> bytes:
+    """The first bytes of a model file, read up to its first one that is not whitespace; a
+    ModelFormatError unless that one opens a JSON object."""
+    start = bytearray()
+    while len(start) <= MAX_DOCUMENT_BYTES:
+        chunk = stream.read(CHUNK_BYTES)
+        start += chunk
+        first = chunk.lstrip(_JSON_WHITESPACE)[:1]
+        if first or not chunk:
+            if first and first != b"{":
+                shown = bytes(start.lstrip(_JSON_WHITESPACE)[:8])
+                raise ModelFormatError(f"{path}: not a twinrank model (a model file is a JSON object, opening "
+                                       f"with '{{'; this file starts with the bytes {shown.hex(' ').upper()})")
+            break
+    return bytes(start)
+
+
+class _Digits(str):
+    """The digits of a JSON integer too long for Python to convert."""
+
+
+def _huge_integer(text: str) -> str:
+    """The field of ``text`` (a JSON document) holding an integer too long to convert, and its length."""
+    def parse_int(digits: str):
+        try:
+            return int(digits)
+        except ValueError:
+            return _Digits(digits)
+
+    doc = json.loads(text, parse_constant=_refuse_constant, parse_int=parse_int)
+    field, digits = field_holding(doc, lambda v: isinstance(v, _Digits))
+    return (f"{field or 'the document'}: an integer of {len(digits.lstrip('-')):,} digits, beyond the 64-bit "
+            "integers of every model field")
 
 
 class ModelFile:

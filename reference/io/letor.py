@@ -71,6 +71,7 @@ import zlib
 
 import numpy as np
 
+from twinrank.reference._streams import bounded_lines, open_input
 from twinrank.reference.errors import DataFormatError, ParameterError
 from twinrank.reference.io._atomic import atomic_output
 from twinrank.reference.io._letor_reader import (
@@ -79,7 +80,7 @@ from twinrank.reference.io._letor_reader import (
     MAX_LABEL,
     read_arrays,
 )
-from twinrank.reference.io._letor_tokens import open_bytes, parse_floats, shown
+from twinrank.reference.io._letor_tokens import parse_floats, shown
 from twinrank.reference.io.data import Dataset
 
 # ----------------------------------------------------------------------------- reading
@@ -217,8 +218,8 @@ def read_scores(path, n_rows: int | None = None) -> np.ndarray:
     path = os.fspath(path)
     numbers, tokens = [], []
     try:
-        with open_bytes(path) as f:
-            for number, line in enumerate(f, 1):
+        with open_input(path) as f:
+            for number, line in bounded_lines(path, f):
                 fields = line.split()
                 text = b" ".join(fields).decode(errors="replace")
                 if not numbers and text.startswith(("{", "[")):
@@ -229,6 +230,8 @@ def read_scores(path, n_rows: int | None = None) -> np.ndarray:
                 if fields:
                     numbers.append(number)
                     tokens.append(fields[0])
+                if n_rows is not None and len(tokens) > n_rows:  # stop here: the input may not end
+                    raise DataFormatError(path, number, f"holds more than the {n_rows} scores expected")
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise DataFormatError(path, None, f"corrupt gzip data ({e})") from None
     numbers = np.array(numbers, dtype=np.int64)
@@ -236,7 +239,7 @@ def read_scores(path, n_rows: int | None = None) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(scores))
     if len(bad):
         text = tokens[bad[0]].decode()
-        raise DataFormatError(path, int(numbers[bad[0]]), f"score '{text}' is not a finite number", text)
+        raise DataFormatError(path, int(numbers[bad[0]]), f"score '{shown(text)}' is not a finite number", text)
     if n_rows is not None and len(scores) != n_rows:
         raise DataFormatError(path, None, f"holds {len(scores)} scores but {n_rows} were expected")
     return scores

@@ -141,7 +141,7 @@ def test_bad_group_size(tmp_path, groups, line, token):
 def test_group_sizes_must_sum_to_the_rows(tmp_path, groups):
     (tmp_path / "d.txt").write_text(DATA)
     (tmp_path / "d.txt.query").write_text(groups)  # found next to the data
-    with pytest.raises(DataFormatError, match=r"d\.txt\.query: group sizes sum to \d+ but the data file has 3 rows"):
+    with pytest.raises(DataFormatError, match=r"d\.txt\.query(:2)?: group sizes sum to (\d+ but the data file has|more than the data file's) 3 rows"):
         read_letor(tmp_path / "d.txt")
 
 
