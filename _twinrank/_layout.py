@@ -37,7 +37,7 @@ REFERENCE_FOLDERS = {
     "losses": ["objectives", "_loss", "_objective_checks", "_query_pairs"],
     "costs": ["cumulative", "exits"],
     "combination": ["combine", "_combine_setup", "bag_rules"],
-    "ensembles": ["boosting", "dropout", "_forest_loop", "reweight", "runs"],
+    "ensembles": ["boosting", "dropout", "_forest_loop", "reweight", "runs", "run_record"],
     "rankers": ["_estimator", "gbrt", "lambdamart", "dart", "forest", "classification", "bagging", "transfer",
                 "missing"],
     "analysis": ["diagnostics", "staged", "pools", "grid", "cost"],

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from twinrank.reference.ensembles.run_record import RunRecord, fold_fingerprints
 from twinrank.reference.ensembles.runs import Results, execute, plan
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.conventions import DEFAULT_CONVENTION
@@ -112,7 +113,7 @@ def overfitting_curve(valid, test, sizes=None, *, draws: int = 1000, seed=0) -> 
 
 def grid_search(estimator, folds: list, param_grid: dict, *, n_seeds: int = 3, metric: str = "ndcg@10",
                 convention: str = DEFAULT_CONVENTION, fixed: dict | None = None, seed=0, executor=None,
-                keep_scores: bool = False, progress=None) -> GridResult:
+                keep_scores: bool = False, progress=None, record=None, resume: bool = False) -> GridResult:
     """Train every configuration of ``param_grid`` on every fold with ``n_seeds`` seeds.
 
     ``estimator`` (a class such as ``twinrank.fast.LambdaMART``) gets ``fixed``, the
@@ -120,6 +121,13 @@ def grid_search(estimator, folds: list, param_grid: dict, *, n_seeds: int = 3, m
     (its validation metric, for early stopping with ``fixed={"early_stopping_rounds": ...}``)
     when it takes them. The table's ``valid:`` and ``test:`` columns hold ``metric``.
     ``executor``, ``keep_scores``, ``progress``: :func:`~twinrank.reference.ensembles.runs.execute`.
+
+    ``record``: a file (JSON lines, :mod:`~twinrank.reference.ensembles.run_record`) that each run
+    is added to as it finishes. With ``resume=True`` the runs it holds finished are not trained
+    again; it must have been written for the same search (estimator, grid, folds' data, seeds,
+    metric, fixed parameters), or it is refused naming what differs. Without ``resume``, the
+    record of a search that stopped before its end is refused rather than replaced. Ctrl-C
+    raises :class:`~twinrank.reference.ensembles.runs.Interrupted` with the runs finished.
     """
     configs = configurations(param_grid)
     names = getattr(estimator, "_param_names", None)
@@ -127,6 +135,17 @@ def grid_search(estimator, folds: list, param_grid: dict, *, n_seeds: int = 3, m
     fixed = {**{k: v for k, v in (("metric", metric), ("convention", convention)) if k in accepted},
              **(fixed or {})}
     runs = plan(configs, len(folds), n_seeds, seed=seed)
-    results = execute(runs, folds, estimator, fixed=fixed, metrics=(metric,), convention=convention,
-                      executor=executor, keep_scores=keep_scores, progress=progress)
+    if record is not None:
+        if keep_scores and resume:
+            raise ParameterError("keep_scores=True with resume=True: a record keeps the runs' rows, not their scores")
+        settings = {"estimator": f"{estimator.__module__}.{getattr(estimator, '__qualname__', estimator)}",
+                    "param_grid": param_grid, "folds": fold_fingerprints(folds), "n_seeds": n_seeds, "seed": seed,
+                    "metric": metric, "convention": convention, "fixed": fixed}
+        record = RunRecord(record, settings, len(runs), resume=resume)
+    try:
+        results = execute(runs, folds, estimator, fixed=fixed, metrics=(metric,), convention=convention,
+                          executor=executor, keep_scores=keep_scores, progress=progress, record=record)
+    finally:
+        if record is not None:
+            record.close()
     return GridResult(results, configs, metric)

@@ -30,9 +30,15 @@ thread count.
 
 A run that raises reports its configuration and error in the ``error`` column
 (metrics NaN) and does not stop the others.
+
+Interruptions. Ctrl-C stops the runs (an executor's workers with them) and raises
+:class:`Interrupted`, which holds the runs finished before it. A
+:class:`~twinrank.reference.ensembles.run_record.RunRecord` keeps every run on disk as
+it finishes, so a search stopped in any way resumes with the runs it does not hold.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -48,7 +54,8 @@ from twinrank.reference.io._atomic import atomic_output
 from twinrank.reference.io.data import Dataset
 from twinrank.reference.io.letor import read_letor
 
-__all__ = ["Fold", "Run", "Results", "ScoreMatrix", "derive_seed", "plan", "execute", "read_folds", "InProcess"]
+__all__ = ["Fold", "Run", "Results", "ScoreMatrix", "derive_seed", "plan", "execute", "read_folds", "InProcess",
+           "Interrupted"]
 SCORED_SPLITS = ("valid", "test")
 
 
@@ -235,9 +242,18 @@ def _written(text: str, path) -> str:
     return text
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`execute`: ``results`` holds the runs that finished before it, in plan
+    order (a :class:`Results` of those runs only), and ``total`` the number of runs planned."""
+
+    def __init__(self, results: Results, total: int):
+        super().__init__(f"{len(results.rows)} of {total} runs finished")
+        self.results, self.total = results, total
+
+
 def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, metrics=("ndcg@10",),
             convention: str = DEFAULT_CONVENTION, executor=None, keep_scores: bool = False,
-            keep_models: bool = False, progress=None) -> Results:
+            keep_models: bool = False, progress=None, record=None) -> Results:
     """Train every run of ``runs`` on its fold and return the :class:`Results` table.
 
     Parameters
@@ -253,20 +269,39 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
     keep_scores : keep every run's validation and test scores (:meth:`Results.score_matrix`).
     keep_models : keep every run's fitted model (``Results.models``; bags and pools are built of them).
     progress : ``progress(done, total, row)`` called as each run finishes (in any order).
+    record : a :class:`~twinrank.reference.ensembles.run_record.RunRecord`: the runs it holds
+        finished are not trained again (their rows are read from it, without scores or models),
+        and every run is added to it as it finishes.
+
+    Ctrl-C (``KeyboardInterrupt``) stops the executor's runs and raises :class:`Interrupted`,
+    holding the runs finished before it.
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     executor = executor or InProcess()
+    outcomes = {} if record is None else {run.index: Outcome(run.index, record.row_of(run)) for run in runs
+                                          if run.index in record.finished}
     tasks = [Task(run, estimator, dict(fixed or {}), metrics, convention, executor.parallel, keep_scores,
-                  keep_models) for run in runs]
-    outcomes = {}
-    for outcome in executor.map(tasks, list(folds)):
-        outcomes[outcome.index] = outcome
-        if progress is not None:
-            progress(len(outcomes), len(tasks), outcome.row)
-    ordered = [outcomes[run.index] for run in runs]
+                  keep_models) for run in runs if run.index not in outcomes]
+    try:
+        with contextlib.closing(executor.map(tasks, list(folds))) as finished:
+            for outcome in finished:
+                outcomes[outcome.index] = outcome
+                if record is not None:
+                    record.append(outcome.row)
+                if progress is not None:
+                    progress(len(outcomes), len(runs), outcome.row)
+    except KeyboardInterrupt:
+        raise Interrupted(_results(runs, folds, outcomes), len(runs)) from None
+    return _results(runs, folds, outcomes)
+
+
+def _results(runs: list, folds: list, outcomes: dict) -> Results:
+    """The :class:`Results` of the runs finished (``outcomes``: ``{run index: Outcome}``), in plan order."""
+    ordered = [outcomes[run.index] for run in runs if run.index in outcomes]
     scores = {(o.index, split): s for o in ordered for split, s in o.scores.items()}
     models = {o.index: o.model for o in ordered if o.model is not None}
-    return Results(list(runs), list(folds), [o.row for o in ordered], scores, models)
+    return Results([run for run in runs if run.index in outcomes], list(folds), [o.row for o in ordered],
+                   scores, models)
 
 
 def read_folds(directory) -> list[Fold]:

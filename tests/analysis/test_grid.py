@@ -10,6 +10,7 @@ import pytest
 from twinrank.cli import main
 from twinrank.reference import LambdaMART
 from twinrank.reference.analysis.grid import configurations, grid_search, overfitting_curve
+from twinrank.reference.ensembles import runs
 from twinrank.reference.ensembles.runs import read_folds
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import load_mq2008
@@ -142,3 +143,54 @@ def test_bad_grid_input(folds_dir, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     assert main(["grid", "--folds", str(folds_dir), "--output", out, "--workers", "2"]) == 2
     assert "pip install 'twinrank[distributed]'" in capsys.readouterr().err
+
+
+def test_an_interrupted_grid_resumes_to_the_same_table(folds_dir, table, tmp_path, capsys, monkeypatch):
+    """Ctrl-C in the 6th run: one line and status 130, the table and the record of the 5 finished runs;
+    --resume trains the other 11 only, and writes the table of a grid never interrupted."""
+    trained = []
+
+    def train_run(task, fold):
+        if len(trained) == 5 and stop:
+            raise KeyboardInterrupt
+        trained.append(task.run.index)
+        return real_train_run(task, fold)
+
+    real_train_run, stop = runs.train_run, True
+    monkeypatch.setattr(runs, "train_run", train_run)
+    out = tmp_path / "results.csv"
+    capsys.readouterr()
+    assert main(["grid", "--folds", str(folds_dir), *GRID, "--output", str(out)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"twinrank grid: interrupted (Ctrl-C); 5 of 16 runs written to {out} and recorded in "
+                   f"{out}.runs.jsonl; the same command with --resume trains the other 11"]
+    assert [int(r["run"]) for r in rows_of(out)] == trained == [0, 1, 2, 3, 4]
+    assert len((tmp_path / "results.csv.runs.jsonl").read_text().splitlines()) == 1 + 5
+    assert main(["grid", "--folds", str(folds_dir), *GRID, "--output", str(out)]) == 2  # not without --resume
+    assert "records 5 of the 16 runs of a search that stopped before its end" in capsys.readouterr().err
+    stop = False
+    assert main(["grid", "--folds", str(folds_dir), *GRID, "--output", str(out), "--resume"]) == 0
+    assert trained == list(range(16))  # each run trained once in all
+    assert out.read_text() == table.read_text()
+
+
+def test_a_record_resumes_only_its_own_search(folds_dir, tmp_path):
+    folds = read_folds(folds_dir)
+    record = tmp_path / "runs.jsonl"
+    fixed = {"n_trees": 2, "min_samples_leaf": 3}
+    search = dict(n_seeds=1, metric="ndcg@3", fixed=fixed, record=record)
+    first = grid_search(LambdaMART, folds, {"max_leaves": [3, 7]}, **search)
+    with pytest.raises(ParameterError, match=r"param_grid.max_leaves: \[3, 7\] in the record, \[3, 9\] now"):
+        grid_search(LambdaMART, folds, {"max_leaves": [3, 9]}, **search, resume=True)
+    with pytest.raises(ParameterError, match=r"fixed.n_trees: 2 in the record, 3 now"):
+        grid_search(LambdaMART, folds, {"max_leaves": [3, 7]}, **{**search, "fixed": {**fixed, "n_trees": 3}},
+                    resume=True)
+    other = read_folds(folds_dir)
+    other[1] = runs.Fold(other[1].name, other[1].train.take_queries(range(20)), other[1].valid, other[1].test)
+    with pytest.raises(ParameterError, match=r"folds.Fold2: \"\w+\" in the record, \"\w+\" now"):
+        grid_search(LambdaMART, other, {"max_leaves": [3, 7]}, **search, resume=True)
+    lines = record.read_bytes().split(b"\n")
+    record.write_bytes(b"\n".join(lines[:3]) + b"\n" + lines[3][:20])  # two runs kept, the third cut short
+    resumed = grid_search(LambdaMART, folds, {"max_leaves": [3, 7]}, **search, resume=True)
+    assert resumed.results.to_csv() == first.results.to_csv()
+    assert len(record.read_text().splitlines()) == 1 + 4  # the cut line gone, the two runs added again

@@ -6,18 +6,28 @@ evaluated on ``vali.txt`` and ``test.txt``; configurations are ranked by the mea
 validation metric over folds and seeds (:mod:`twinrank.reference.analysis.grid`). The runs go
 through :mod:`twinrank.reference.ensembles.runs`: in this process, ``--jobs N`` local processes,
 or Dask (``--workers N`` starts a local cluster; ``--scheduler ADDRESS`` uses yours).
+
+Each run is recorded as it finishes in ``<output>.runs.jsonl``
+(:mod:`twinrank.reference.ensembles.run_record`). Ctrl-C stops the runs, writes the table
+of the finished ones and says how many are left; the same command with ``--resume`` trains
+only those (the runs that failed are tried again). A record of other settings is refused,
+naming what differs; without ``--resume``, the record of an unfinished grid is refused
+rather than replaced.
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 import time
 
-from twinrank.cli._common import add_engine_option, check_output, engine_module
+from twinrank.cli._common import add_engine_option, check_output, check_overwrites, engine_module
 from twinrank.cli.training.train import ALGORITHMS, _kind, _metric, estimator_classes, field_of, flag
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.metrics import CONVENTIONS, DEFAULT_CONVENTION
+
+RECORD = ".runs.jsonl"  # each finished run's row, appended as it ends: <output>.runs.jsonl
 
 EXAMPLE = """\
 example (MQ2008's five folds, 2 x 2 configurations x 3 seeds = 60 runs on two workers):
@@ -49,7 +59,12 @@ def add_parser(sub) -> None:
     p.add_argument("--early-stopping", type=int, default=50, metavar="ROUNDS",
                    help="patience on each fold's validation set (default 50; 0: none)")
     p.add_argument("--output", required=True, help="the result table, one row per run: CSV, or JSON if "
-                                                   "the name ends in .json (written atomically)")
+                                                   "the name ends in .json (written atomically); each run is "
+                                                   f"also recorded in <output>{RECORD} as it finishes")
+    p.add_argument("--resume", action="store_true",
+                   help=f"train only the runs <output>{RECORD} does not hold finished (after Ctrl-C or a crash); "
+                        "the grid, folds, seeds and parameters must be those it was written for (default: a new "
+                        "grid, refused if the record holds an unfinished one)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--jobs", type=int, help="local worker processes (default: runs one after another here)")
     where.add_argument("--workers", type=int, help="start a Dask LocalCluster of N worker processes")
@@ -91,7 +106,7 @@ def _value(kind, text: str):
 
 def run(args) -> int:
     from twinrank.executors import make_executor
-    from twinrank.reference.ensembles.runs import read_folds
+    from twinrank.reference.ensembles.runs import Interrupted, read_folds
 
     grid = parse_params(args.param, args.algorithm, many=True)
     fixed = parse_params(args.set, args.algorithm, many=False)
@@ -100,8 +115,11 @@ def run(args) -> int:
         raise ParameterError(f"{flag(clash[0])}: given both in --param and --set")
     if args.seeds < 1:
         raise ParameterError(f"--seeds must be >= 1, got {args.seeds}")
+    record = args.output + RECORD
     check_output(args.output, "--output")
     check_output(args.plot, "--plot")
+    check_overwrites({"--output": args.output, "--output's record": record, "--plot": args.plot,
+                      "--plot's data": _curve_path(args.plot)}, _fold_files(args.folds))
     if args.plot:
         _require_matplotlib()
     module, name = ALGORITHMS[args.algorithm]
@@ -112,18 +130,44 @@ def run(args) -> int:
     try:
         result = engine_module(args.engine, "grid").grid_search(
             estimator, folds, grid, n_seeds=args.seeds, metric=args.metric, convention=args.convention,
-            fixed=fixed, seed=args.seed, executor=executor, progress=None if args.quiet else RunProgress())
+            fixed=fixed, seed=args.seed, executor=executor, progress=None if args.quiet else RunProgress(),
+            record=record, resume=args.resume)
+    except Interrupted as e:  # the finished runs are in the record; the table of them too
+        if e.results.rows:
+            write_table(e.results, args.output)
+        left = e.total - sum(not row["error"] for row in e.results.rows)  # a failed run is tried again
+        raise KeyboardInterrupt(f"{len(e.results.rows)} of {e.total} runs written to {args.output} and recorded in "
+                                f"{record}; the same command with --resume trains the other {left}") from None
     finally:
         executor.close()
-    (result.results.to_json if args.output.endswith(".json") else result.results.to_csv)(args.output)
+    write_table(result.results, args.output)
     _report_failures(result)
     print(top_table(result, args.top))
     if args.plot:
         curve = result.overfitting_curve(draws=args.draws)
-        write_curve(curve, os.path.splitext(args.plot)[0] + ".csv")
+        write_curve(curve, _curve_path(args.plot))
         plot_curve(curve, args.plot, result.metric)
     print(f"{len(result.results.rows)} runs written to {args.output}", file=sys.stderr)
     return 0
+
+
+def write_table(results, path) -> None:
+    """The runs' table at ``path``: JSON if its name ends in ``.json``, else CSV (atomically)."""
+    (results.to_json if path.endswith(".json") else results.to_csv)(path)
+
+
+def _curve_path(plot):
+    """Where ``--plot``'s curve data go: beside it, as ``<name>.csv``."""
+    return None if plot is None else os.path.splitext(plot)[0] + ".csv"
+
+
+def _fold_files(folder) -> dict:
+    """``{"--folds's Fold1/train.txt": path}``: every file of the folds folder's ``Fold*`` folders."""
+    found = {}
+    for fold in sorted(glob.glob(os.path.join(glob.escape(folder), "Fold*"))):
+        for path in sorted(glob.glob(os.path.join(glob.escape(fold), "*"))):
+            found[f"--folds's {os.path.basename(fold)}/{os.path.basename(path)}"] = path
+    return found
 
 
 def _fixed(args, estimator) -> dict:
