@@ -44,7 +44,8 @@ REFERENCE_FOLDERS = {
 }
 FAST_FOLDERS = {
     "": ["engine"],
-    "runtime": ["_threads", "_numba_cache", "_compile_notice", "_simd", "_workspace"],
+    "runtime": ["_threads", "_numba_cache", "_cache_manifest", "_compile_lock", "_kernel_cache", "_compile_notice",
+                "_simd", "_workspace"],
     "evaluation": ["metrics", "_binary_kernels", "_graded_kernels", "_ranking", "stats", "rank_correlation", "variance",
                    "_variance_kernels"],
     "features": ["query_norm"],

@@ -11,8 +11,9 @@ parallel regions of tree growing and, on a busy machine, starve the thread that
 drives them (on a loaded 2-core machine a fit ran ten times slower).
 
 Importing it also chooses where numba caches the compiled kernels
-(:mod:`twinrank.fast.runtime._numba_cache`: a folder named by a hash of the twins' sources, beside them, or
-in a per-user directory when they are read-only; ``CACHE_DIR`` names it).
+(:mod:`twinrank.fast.runtime._numba_cache`: a private folder named by a hash of the twins' sources, in
+``NUMBA_CACHE_DIR`` if set, else beside them, or in a per-user directory when they are read-only;
+``CACHE_DIR`` names it, and is None when no folder can be written and the kernels run uncached).
 
 The everyday names are importable from the package itself, as in
 ``from twinrank.fast import LambdaMART, load_mq2008, evaluate`` (the same names as

@@ -11,7 +11,8 @@ arithmetic in the reference's order, so the bits never depend on the threads.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from twinrank.fast.runtime._kernel_cache import njit
 
 
 @njit(cache=True, nogil=True)

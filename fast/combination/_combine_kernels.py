@@ -30,9 +30,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from twinrank.fast.evaluation._ranking import argsort_descending
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.reference.combination._combine_setup import ALPHA_TOLERANCE
 
 QUERIES_PER_BLOCK = 64  # fixed blocks of queries, one scratch set each: never a function of the threads

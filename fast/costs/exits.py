@@ -10,8 +10,9 @@ over queries. Scoring without exits (``predict_ensemble``) is untouched.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.fast.trees import _quickscorer
 from twinrank.fast.trees.predict import ROW_BLOCK, _floats, _packed, _predict_packed, missing_applied

@@ -8,9 +8,8 @@ order, and a ``nogil`` driver loops over a range of queries (one range per threa
 """
 from __future__ import annotations
 
-from numba import njit
-
 from twinrank.fast.evaluation._ranking import top_k
+from twinrank.fast.runtime._kernel_cache import njit
 
 # ----------------------------------------------------------------------------- per query
 

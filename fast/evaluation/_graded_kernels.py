@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from twinrank.fast.evaluation._ranking import top_k
+from twinrank.fast.runtime._kernel_cache import njit
 
 # ----------------------------------------------------------------------------- per query
 

@@ -16,7 +16,8 @@ one thread::
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from twinrank.fast.runtime._kernel_cache import njit
 
 INSERTION_RUN = 16
 

@@ -9,7 +9,7 @@ must match the reference's.
 """
 from __future__ import annotations
 
-from numba import njit
+from twinrank.fast.runtime._kernel_cache import njit
 
 
 @njit(cache=True, nogil=True)

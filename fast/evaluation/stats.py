@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.stats import (
     ALTERNATIVES,

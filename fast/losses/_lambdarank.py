@@ -34,9 +34,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from twinrank.fast.evaluation._ranking import argsort_descending, argsort_descending_from
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.reference.losses.objectives import SCORE_DISTANCE_EPSILON, TIE_GRID
 
 NDCG, MAP, ERR = 0, 1, 2

@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from twinrank.fast.evaluation._ranking import rank_queries
 from twinrank.fast.losses._lambdarank import ERR, MAP, NDCG, lambdarank_kernel
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.losses import objectives as _reference
 from twinrank.reference.losses._objective_checks import (

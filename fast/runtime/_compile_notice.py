@@ -7,14 +7,18 @@ knows exactly when a first run pays. The first compilation of a process opens
 one line; each group of kernels (``tree``, ``lambdarank``, ``metrics``, ...) is
 added when it is compiled, with its time::
 
-    twinrank: compiling numba kernels, first run only (cache: ~/.cache/twinrank/numba): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, tree 27.9 s, predict 5.0 s
+    twinrank: compiling numba kernels, first run only (cache: ~/.cache/twinrank/numba/kernels-2abca9715594a348): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, tree 27.9 s, predict 5.0 s
 
 A line ends when the fit, prediction or ``metrics.evaluate`` that compiled ends
 (:func:`session`), when
 twinrank's own progress display writes, or, for a kernel called outside a fit, when
 that kernel is compiled. A later compilation (say, the first ``predict`` after a
-fit) opens a shorter line. The Python API prints the same, on ``sys.stderr``;
-``TWINRANK_COMPILE_NOTICE=0`` silences it.
+fit) opens a shorter line. When the kernels run uncached (no folder can be written), the
+first line says so instead, naming each folder tried: ``twinrank: compiling numba kernels,
+every run: no folder to cache them in can be written (...)``. The kernel cache's own notices
+(a file removed, a full disk, waiting for another process) go through :meth:`CompileNotice.say`,
+on lines of their own. The Python API prints the same, on ``sys.stderr``;
+``TWINRANK_COMPILE_NOTICE=0`` silences all of it.
 """
 from __future__ import annotations
 
@@ -90,11 +94,21 @@ class CompileNotice(Listener):
             return
         if self.said:
             self._write("twinrank: compiling numba kernels:")
+        elif _numba_cache.FOLDER is None:
+            self._write("twinrank: compiling numba kernels, every run: no folder to cache them in can be "
+                        f"written ({_numba_cache.UNCACHED}):")
         else:
-            self._write("twinrank: compiling numba kernels, first run only ("
-                        f"cache: {_numba_cache.location()}):")
+            self._write(f"twinrank: compiling numba kernels, first run only (cache: {_numba_cache.FOLDER}):")
         self.said = self.open = True
         self.written = 0
+
+    def say(self, line: str):
+        """Write ``line`` (a notice of the cache) on a line of its own; an open line goes on after it."""
+        was_open = self.open
+        self.end_line()
+        self._write(line + "\n")
+        if was_open:
+            self._open()
 
     def end_line(self):
         """Close the open line, if any (before other output, or when the work that compiled ends)."""

@@ -28,8 +28,8 @@ rows as it moves them.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import MISSING_BIN, N_SLOTS
 

@@ -48,8 +48,9 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.trees._counts import proof_of
 from twinrank.fast.trees._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into, zero_features
 from twinrank.fast.trees._packed_histogram import build_packed_into, packed_chunk

@@ -49,8 +49,9 @@ benchmark; the sums are the same bit for bit.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._simd import LANES, add_row, prefetch
 from twinrank.reference.constants import N_SLOTS
 

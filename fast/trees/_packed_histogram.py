@@ -31,8 +31,9 @@ every task for its own features (faster than a cut by features on the speed benc
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.trees._histogram import (
     FEATURE_SLOTS,
     GATHER_ROWS,

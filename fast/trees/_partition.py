@@ -19,8 +19,9 @@ is unique, so the thread count cannot change it.
 """
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import prange
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.reference.constants import MISSING_BIN
 
 PARTITION_BLOCK = 16384

@@ -54,9 +54,9 @@ from __future__ import annotations
 
 import llvmlite.ir as llvm_ir
 import numpy as np
-from numba import njit
 from numba.extending import intrinsic
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import LEAF, MISSING_BIN
 from twinrank.reference.io.model import Ensemble

@@ -47,8 +47,9 @@ more than ``MAX_FEATURES`` (254) features every node takes the column pass.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._simd import LANES, add_row, prefetch
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.fast.trees._histogram import (

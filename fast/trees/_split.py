@@ -45,8 +45,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.trees._counts import enough_rows, missing_rows
 from twinrank.reference.trees.binning import MISSING_BIN
 

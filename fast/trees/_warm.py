@@ -16,17 +16,23 @@ the two kernels every fit calls: its first, ``bin_thresholds``, starts the helpe
 The helper grows one tiny tree through :func:`~.tree.grow_tree`, the fit's own
 code path, so it compiles exactly the fit's signatures (the bins read-only,
 Fortran-ordered uint8; row ids int32; float64 gradients) and the cache hits
-(``NUMBA_DEBUG_CACHE=1`` shows ``data loaded``). Concurrent writers are safe:
-numba writes each index and data file under a unique temporary name and renames
-it into place (``numba/core/caching.py``, ``_open_for_write``), and this process
-reads the grower's files only after the helper has exited.
+(a cache hit). Concurrent writers are safe: each index and data file is written
+under a unique temporary name, renamed into place and recorded in the cache's
+manifest under a short lock (:mod:`twinrank.fast.runtime._cache_manifest`), and this
+process reads the grower's files only after the helper has exited.
 
 No helper when the grower is already cached (one small index file read), when
-fewer than two threads may run (``n_threads=1``, one core), or when
-``TWINRANK_COMPILE_HELPER=0``. The helper is killed when this process exits
-(``atexit``; Ctrl-C reaches both, as one process group), and exits by itself if
-its parent dies (it polls its parent id). If it fails, this process compiles the
-grower itself, as without a helper.
+fewer than two threads may run (``n_threads=1``, one core), when the kernels are not
+cached (nowhere to share them), or when ``TWINRANK_COMPILE_HELPER=0``. The helper
+compiles under this process's compile lock (:mod:`twinrank.fast.runtime._compile_lock`):
+taken before the helper starts (a fit that finds another process compiling waits for
+it, then finds the grower cached and starts no helper), released when the helper has
+ended. The helper is started isolated (``python -I``: no ``PYTHON*`` variables, the
+working directory not on ``sys.path``, so a ``numpy.py`` there is not imported), with
+this process's ``sys.path`` but for the working directory. It is killed when this
+process exits (``atexit``; Ctrl-C reaches both, as one process group), and exits by
+itself if its parent dies (it polls its parent id). If it fails, this process compiles
+the grower itself, as without a helper.
 """
 from __future__ import annotations
 
@@ -41,7 +47,10 @@ import time
 import numba
 import numpy as np
 
+from twinrank.fast.runtime import _numba_cache
+from twinrank.fast.runtime._compile_lock import HOLDER, LOCK
 from twinrank.fast.runtime._compile_notice import NOTICE
+from twinrank.fast.runtime._kernel_cache import cached_signatures, caching
 from twinrank.fast.trees._grower import grow
 from twinrank.fast.trees.predict import predict_ensemble, predict_tree_binned
 from twinrank.fast.trees.tree import grow_tree
@@ -49,7 +58,8 @@ from twinrank.reference.constants import LEAF
 from twinrank.reference.io.model import Ensemble, Tree
 from twinrank.reference.params import TreeParams
 
-HELPER_CODE = "import sys; from twinrank.fast.trees import _warm; _warm.helper_main(int(sys.argv[1]))"
+HELPER_CODE = ("import sys; sys.path[:0] = sys.argv[2:]; "
+               "from twinrank.fast.trees import _warm; _warm.helper_main(int(sys.argv[1]))")
 _helper: dict = {}  # the running helper (at most one): "process", "start" (perf_counter), until waited for
 
 
@@ -75,14 +85,38 @@ def start_grower_helper() -> None:
     """Spawn the helper if the grower is not cached and two threads may run (a fit's start)."""
     if _helper or os.environ.get("TWINRANK_COMPILE_HELPER", "1") == "0":
         return
-    if numba.get_num_threads() < 2 or _cores() < 2 or grower_is_cached():
+    if numba.get_num_threads() < 2 or _cores() < 2 or not caching() or grower_is_cached():
         return
-    env = dict(os.environ, TWINRANK_COMPILE_NOTICE="0", TWINRANK_COMPILE_HELPER="0",
-               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the same twinrank, the same cache
+    LOCK.acquire(_numba_cache.FOLDER)  # the helper's lock, released when it has ended (_release_after)
+    if grower_is_cached():  # compiled by the process this one waited for
+        LOCK.release()
+        return
+    env = dict(os.environ, TWINRANK_COMPILE_NOTICE="0", TWINRANK_COMPILE_HELPER="0", **{HOLDER: str(os.getpid())})
     _helper["start"] = time.perf_counter()
-    _helper["process"] = (subprocess.Popen([sys.executable, "-c", HELPER_CODE, str(os.getpid())], env=env,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL))
+    try:
+        _helper["process"] = subprocess.Popen(helper_command(os.getpid()), env=env, stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        _helper.clear()
+        LOCK.release()
+        return
+    threading.Thread(target=_release_after, args=(_helper["process"],), daemon=True).start()
+
+
+def helper_command(parent: int) -> list[str]:
+    """The helper's command line: this Python, isolated, with this process's ``sys.path`` but for
+    the working directory (the same twinrank, the same numba)."""
+    try:
+        here = os.getcwd()
+    except OSError:  # it was removed
+        here = None
+    paths = [path for path in sys.path if os.path.isabs(path) and os.path.normpath(path) != here]  # "": cwd
+    return [sys.executable, "-I", "-c", HELPER_CODE, str(parent), *paths]
+
+
+def _release_after(process: subprocess.Popen) -> None:
+    process.wait()
+    LOCK.release()
 
 
 def wait_for_helper() -> None:
@@ -104,7 +138,7 @@ def _cores() -> int:
 def grower_is_cached() -> bool:
     """Whether the cache holds the exact grower (``_grower.grow`` with ``packing=None``; the
     quantized one is another signature) for the current sources."""
-    return any(signature[-1] == numba.types.none for signature, *_ in grow._cache._cache_file._load_index())
+    return any(signature[-1] == numba.types.none for signature in cached_signatures(grow))
 
 
 def compile_grower() -> None:

@@ -13,8 +13,8 @@ depend on the thread count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.fast.trees import _quickscorer
 from twinrank.reference.constants import LEAF, MISSING_BIN

@@ -1,5 +1,6 @@
 """The first run says it compiles, once; a warm cache says nothing; the kernels
-cache even when the package folder cannot be written, and never outlive the sources they came from.
+cache even when the package folder cannot be written, in a private folder of this user's, never outlive
+the sources they came from, and run uncached, said once, when no folder can be written.
 
 Each test runs a fresh Python process on the smallest kernel there is
 (``objectives.squared_error``, well under a second to compile), with its own
@@ -40,42 +41,54 @@ def test_the_notice_can_be_silenced(tmp_path):
     assert "compiling" not in quiet.stderr
 
 
-def test_the_cache_dir_honours_the_users_choice(tmp_path, monkeypatch):
+def test_the_users_cache_dir_holds_a_folder_keyed_by_the_sources(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
-    assert _numba_cache.choose(tmp_path) == str(tmp_path / "mine")
+    key = _numba_cache.sources_key(tmp_path)
+    assert _numba_cache.find(tmp_path) == (tmp_path / "mine" / f"kernels-{key}", "")
 
 
 def test_the_cache_stays_beside_a_writable_package(tmp_path, monkeypatch):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     key = _numba_cache.sources_key(tmp_path)
-    assert _numba_cache.choose(tmp_path) == str(tmp_path / "__pycache__" / f"kernels-{key}")
-    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "__pycache__" / f"kernels-{key}")
+    assert _numba_cache.find(tmp_path) == (tmp_path / "__pycache__" / f"kernels-{key}", "")
+    assert "NUMBA_CACHE_DIR" not in os.environ  # numba's own setting, for other numba code, is not changed
 
 
 def test_an_unwritable_package_caches_per_user(tmp_path, monkeypatch):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     (tmp_path / "__pycache__").write_text("a file where the folder would be")  # unwritable, even for root
-    expected = str(tmp_path / "xdg" / "twinrank" / "numba" / f"kernels-{_numba_cache.sources_key(tmp_path)}")
-    assert _numba_cache.choose(tmp_path) == expected
-    assert os.environ["NUMBA_CACHE_DIR"] == expected
+    expected = tmp_path / "xdg" / "twinrank" / "numba" / f"kernels-{_numba_cache.sources_key(tmp_path)}"
+    assert _numba_cache.find(tmp_path) == (expected, "")
 
 
-def test_the_key_follows_every_source_file_of_both_twins(tmp_path):
-    for twin in ("fast", "reference"):
-        (tmp_path / twin).mkdir()
-        (tmp_path / twin / "kernel.py").write_text("X = 1\n")
-    first = _numba_cache.sources_key(tmp_path / "fast")
-    (tmp_path / "reference" / "kernel.py").write_text("X = 2\n")
-    second = _numba_cache.sources_key(tmp_path / "fast")
-    (tmp_path / "fast" / "notes.txt").write_text("not a source")
-    assert first != second == _numba_cache.sources_key(tmp_path / "fast")
-    (tmp_path / "reference" / "trees").mkdir()
-    (tmp_path / "reference" / "trees" / "tree.py").write_text("X = 3\n")  # a module in a sub-folder
-    assert _numba_cache.sources_key(tmp_path / "fast") != second
+def test_a_folder_that_is_not_this_users_own_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    folder = tmp_path / "__pycache__" / f"kernels-{_numba_cache.sources_key(tmp_path)}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder.parent.mkdir()
+    folder.symlink_to(elsewhere)  # a link where the folder would be: whose folder it leads to is anyone's guess
+    chosen, problems = _numba_cache.find(tmp_path)
+    assert chosen.is_relative_to(tmp_path / "xdg") and problems == ""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # a folder of another user (only root can make one)
+        os.chown(chosen, 65534, 65534)
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(chosen.parent))
+        chosen_again, problems = _numba_cache.find(tmp_path)
+        assert chosen_again is None and "owned by another user" in problems and str(chosen) in problems
 
 
-def test_other_versions_kernels_are_removed_and_the_users_folder_is_left_alone(tmp_path, monkeypatch):
+def test_a_wider_folder_of_this_user_is_made_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    folder = tmp_path / f"kernels-{_numba_cache.sources_key(tmp_path)}"
+    folder.mkdir()
+    folder.chmod(0o777)
+    assert _numba_cache.find(tmp_path) == (folder, "")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_other_versions_kernels_are_removed_and_nothing_else(tmp_path, monkeypatch):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     cache = tmp_path / "__pycache__"
     cache.mkdir()
@@ -86,11 +99,14 @@ def test_other_versions_kernels_are_removed_and_the_users_folder_is_left_alone(t
     kept = [cache / "kernel.cpython-311.pyc", cache / "kernels-mine"]
     kept[0].write_bytes(b"")
     kept[1].mkdir()
-    chosen = Path(_numba_cache.choose(tmp_path))
+    chosen, _ = _numba_cache.find(tmp_path)
     assert not any(path.exists() for path in old) and all(path.exists() for path in kept)
     assert chosen.parent == cache and chosen.name.startswith("kernels-")
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))  # the user's own folder: nothing is removed in it
-    assert _numba_cache.choose(tmp_path) == str(cache) and kept[1].exists()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))  # the user's folder: other versions' kernels go, and only they
+    old[0].mkdir()
+    old[1].write_bytes(b"")
+    assert _numba_cache.find(tmp_path) == (chosen, "")
+    assert not old[0].exists() and old[1].exists() and all(path.exists() for path in kept)
 
 
 def copy_of_the_package(root: Path) -> Path:
@@ -103,17 +119,20 @@ def copy_of_the_package(root: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_an_edited_source_never_runs_stale_kernels(tmp_path):
+@pytest.mark.parametrize("users_cache_dir", [False, True])
+def test_an_edited_source_never_runs_stale_kernels(tmp_path, users_cache_dir):
     """A kernel compiles in the constants it reads from other files; numba keys its cache by the
-    kernel's own file only. Edit ``reference/constants.py``: ``apply_bins`` must write the new value."""
+    kernel's own file only. Edit ``reference/constants.py``: ``apply_bins`` must write the new value,
+    with the cache beside the sources and in a ``NUMBA_CACHE_DIR`` of the user's."""
     root = copy_of_the_package(tmp_path / "site")
+    env = {"PYTHONPATH": str(root), **({"NUMBA_CACHE_DIR": str(tmp_path / "mine")} if users_cache_dir else {})}
     probe = ("import numpy as np; from twinrank.fast.trees import binning; "
              "X = np.array([[np.nan], [1.0]], dtype=np.float32); "
              "print(int(binning.apply_bins(X, binning.bin_thresholds(X, 4))[0, 0]))")
-    assert run(probe, PYTHONPATH=str(root)).stdout.split() == ["255"]
+    assert run(probe, **env).stdout.split() == ["255"]
     constants = root / "twinrank" / "reference" / "constants.py"
     constants.write_text(constants.read_text().replace("MISSING_BIN = 255", "MISSING_BIN = 254", 1))
-    assert run(probe, PYTHONPATH=str(root)).stdout.split() == ["254"]
+    assert run(probe, **env).stdout.split() == ["254"]
 
 
 @pytest.fixture
@@ -139,3 +158,29 @@ def test_a_read_only_install_still_caches(read_only_install, tmp_path):
     assert list((xdg / "twinrank" / "numba").rglob("*.nbi"))  # numba's cache index files
     second = run(SMALLEST, **env)
     assert "compiling" not in second.stderr, second.stderr
+
+
+def test_a_read_only_install_with_no_writable_cache_home_runs_uncached(read_only_install, tmp_path):
+    """Nowhere to cache: ``import twinrank.fast`` and the kernels still run, compiled each run, with one
+    notice naming each folder tried; nothing is cached anywhere else (numba's own folders)."""
+    (tmp_path / "xdg").write_text("a file where the cache home would be")
+    env = {"PYTHONPATH": str(read_only_install), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    for _ in range(2):  # uncached: the second run compiles again
+        out = run(f"{SMALLEST}; import twinrank.fast as f; print(f.CACHE_DIR)", **env)
+        assert out.stdout.split() == ["None"]
+        [notice] = [line for line in out.stderr.splitlines() if "compiling numba kernels" in line]
+        assert "every run" in notice and str(tmp_path / "xdg" / "twinrank" / "numba" / "kernels-") in notice
+        assert str(read_only_install / "twinrank" / "fast" / "__pycache__" / "kernels-") in notice
+    assert not list(tmp_path.rglob("*.nbi"))
+
+
+def test_an_unwritable_users_cache_dir_is_said_not_replaced(tmp_path):
+    """``NUMBA_CACHE_DIR`` names a folder that cannot be written: uncached, said; not numba's unkeyed
+    cache beside the sources (that folder could be written), nor the per-user one."""
+    root = copy_of_the_package(tmp_path / "site")
+    (tmp_path / "mine").write_text("a file where the folder would be")
+    out = run(SMALLEST, PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(tmp_path / "mine"),
+              XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    [notice] = [line for line in out.stderr.splitlines() if "compiling numba kernels" in line]
+    assert "every run" in notice and str(tmp_path / "mine" / "kernels-") in notice
+    assert not list(tmp_path.rglob("*.nbi"))
