@@ -10,8 +10,8 @@ so a row's contributions are the reference's. The buffers are allocated once per
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.fast.trees.predict import _floats, _packed, missing_applied
 from twinrank.reference.attribution.contributions import (
