@@ -36,3 +36,9 @@ class ModelFormatError(TwinrankError, ValueError):
 
 class TwinrankWarning(UserWarning):
     """Something the user should know of that is not an error: e.g. a fit that grew no tree, and why."""
+
+
+class QuadraticQueryWarning(TwinrankWarning):
+    """A query so large that LambdaRank's pairs of its documents, quadratic in its size, will take
+    long at every tree: named with its size and pair count before training starts. Filter it with
+    ``warnings.filterwarnings("ignore", category=QuadraticQueryWarning)``."""

@@ -26,6 +26,22 @@ def query_of_rows(query_offsets: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(query_offsets) - 1), np.diff(query_offsets))
 
 
+def labelled_pairs(y: np.ndarray, query_offsets: np.ndarray) -> np.ndarray:
+    r"""Each query's pairs of documents with different labels, (n_queries,) int64:
+    $(n^2 - \sum_l n_l^2) / 2$, $n_l$ the query's documents of label $l$ (every pair but the
+    equal-label ones, counted once)."""
+    if len(y) == 0:
+        return np.zeros(len(query_offsets) - 1, dtype=np.int64)
+    query = query_of_rows(query_offsets)  # (n_rows,)
+    order = np.lexsort((y, query))  # (n_rows,) by query, then label
+    labels, queries = y[order], query[order]
+    starts = np.flatnonzero(np.r_[True, (labels[1:] != labels[:-1]) | (queries[1:] != queries[:-1])])  # (n_groups,)
+    counts = np.diff(np.r_[starts, len(y)]).astype(np.float64)  # (n_groups,) documents of one label in a query
+    same = np.bincount(queries[starts], counts**2, len(query_offsets) - 1)  # (n_queries,) sum of n_l^2
+    sizes = np.diff(query_offsets).astype(np.float64)  # (n_queries,)
+    return ((sizes**2 - same) / 2).astype(np.int64)
+
+
 def label_order(y: np.ndarray, query: np.ndarray, order: np.ndarray) -> np.ndarray:
     """The rows sorted by query, then by label, highest first; equal labels in ranked order
     (``order``, as ``objectives.rank_order`` gives it: ``np.lexsort`` is stable). So every

@@ -32,8 +32,11 @@ public path of every objective: ``Loss`` and the pointwise losses are written in
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from twinrank.reference.errors import QuadraticQueryWarning
 from twinrank.reference.losses._loss import (
     Logistic,
     Loss,
@@ -45,6 +48,7 @@ from twinrank.reference.losses._loss import (
 from twinrank.reference.losses._objective_checks import GAINS, LAMBDA_METRICS, _check_lambdarank
 from twinrank.reference.losses._query_pairs import (
     label_order,
+    labelled_pairs,
     pair_blocks,
     product_above,
     query_of_rows,
@@ -52,10 +56,11 @@ from twinrank.reference.losses._query_pairs import (
 )
 
 __all__ = ["LAMBDA_METRICS", "SCORE_DISTANCE_EPSILON", "GAINS", "squared_error", "logistic", "rank_order",
-           "lambdarank", "Loss", "SquaredError", "Logistic", "LambdaRank", "on_grid", "TIE_GRID"]
+           "lambdarank", "Loss", "SquaredError", "Logistic", "LambdaRank", "on_grid", "TIE_GRID", "QUADRATIC_PAIRS"]
 
 TIE_GRID = 2.0 ** 24  # the LambdaRank loss ranks scores on multiples of 1 / TIE_GRID (:func:`on_grid`)
 SCORE_DISTANCE_EPSILON = float(np.float32(0.01))  # LightGBM's 0.01f in `delta / (0.01f + |s_i - s_j|)`
+QUADRATIC_PAIRS = 10**7  # a query with more pair terms per tree warns (QuadraticQueryWarning): seconds per tree
 PAIR_BLOCK = 1 << 20  # pairs per block (about: whole documents' pairs), 8 MiB per float64 array of a block
 
 
@@ -266,18 +271,50 @@ class LambdaRank(Loss):
 
     The boosting loops' loss: it ranks the scores on the tie grid (:func:`on_grid`), so that
     documents tied in real arithmetic stay tied in both twins.
+
+    **Large queries.** A query's lambdas cost time in proportion to its pairs: here every pair of
+    documents with different labels, $(n^2 - \sum_l n_l^2) / 2$ for $n$ documents ($n_l$ of label
+    $l$), whatever the cutoff or truncation (:meth:`pair_terms`), at about 4 million pairs a second.
+    When a query's pairs exceed ``quadratic_pairs`` ($10^7$: seconds per tree for that query alone;
+    a query of 300,000 documents has about $10^{10}$), building the loss warns once, before the
+    first tree, with a :class:`~twinrank.reference.errors.QuadraticQueryWarning` naming the largest
+    such query (by ``qids``, its query id, when given), its size and its pairs.
     """
 
+    quadratic_pairs = QUADRATIC_PAIRS
+    remedy = ("the fast engine computes them about 50 times faster, and in time linear in the query's size "
+              "with a metric cutoff (ndcg@k) or a truncation")
+
     def __init__(self, y, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
-                 gain="exp2", normalize=False):
+                 gain="exp2", normalize=False, qids=None):
         self.y, _, self.query_offsets, _ = _check_lambdarank(
             y, y, query_offsets, metric, k, sigma, truncation, gain, normalize, None)
         self.options = dict(metric=metric, k=k, sigma=sigma, truncation=truncation, gain=gain,
                             normalize=normalize)
+        _warn_large_queries(self.pair_terms(), self.quadratic_pairs, self.query_offsets, qids, self.remedy)
+
+    def pair_terms(self) -> np.ndarray:
+        """The pair terms each query computes at every tree, (n_queries,): its pairs of different labels."""
+        return labelled_pairs(self.y, self.query_offsets)
 
     def gradients(self, scores, queries, g, h) -> None:
         every = np.arange(len(self.query_offsets) - 1) if queries is None else queries
         g[:], h[:] = _lambdarank(self.y, on_grid(scores), self.query_offsets, queries=every, **self.options)
+
+
+def _warn_large_queries(pairs, limit, query_offsets, qids, remedy) -> None:
+    """One :class:`QuadraticQueryWarning` if a query's pair terms ``pairs`` (n_queries,) exceed ``limit``:
+    the largest such query, its size and pairs, how many others; ``remedy``: what makes it cheaper."""
+    over = np.flatnonzero(pairs > limit)
+    if len(over) == 0:
+        return
+    q = over[np.argmax(pairs[over])]
+    name = f"qid {qids[q]}" if qids is not None else f"{q + 1} of {len(pairs)}"
+    others = len(over) - 1
+    others = f" (and {others} other {'query' if others == 1 else 'queries'} above {limit:.0e})" if others else ""
+    warnings.warn(f"query {name} has {query_offsets[q + 1] - query_offsets[q]:,} documents: LambdaRank's lambdas "
+                  f"take {pairs[q]:.2g} pair terms per tree for it, time quadratic in a query's size{others}; "
+                  f"{remedy}", QuadraticQueryWarning, stacklevel=3)
 
 
 def on_grid(scores: np.ndarray) -> np.ndarray:

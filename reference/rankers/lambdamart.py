@@ -166,7 +166,7 @@ class LambdaMART(BoostedRanker):
         family, k = params.lambdarank.target_of(params.boost.metric)
         return self.engine.lambdarank(train.y, train.query_offsets, metric=family, k=k,
                                       sigma=params.lambdarank.sigma, truncation=params.lambdarank.truncation,
-                                      normalize=params.lambdarank.normalize)
+                                      normalize=params.lambdarank.normalize, qids=train.qids)
 
     def fit_model(self, params, train, valid, *, init_score, callback):
         """Boost on LambdaRank's gradients of the target metric (Burges 2010, Alg. 1)."""
