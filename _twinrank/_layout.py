@@ -38,7 +38,8 @@ REFERENCE_FOLDERS = {
     "costs": ["cumulative", "exits"],
     "combination": ["combine", "_combine_setup", "bag_rules"],
     "ensembles": ["boosting", "dropout", "_forest_loop", "reweight", "runs", "run_record"],
-    "rankers": ["_estimator", "gbrt", "lambdamart", "dart", "forest", "classification", "bagging", "transfer",
+    "rankers": ["_estimator", "_fit_data", "gbrt", "lambdamart", "dart", "forest", "classification", "bagging",
+                "transfer",
                 "missing"],
     "analysis": ["diagnostics", "staged", "pools", "grid", "cost"],
 }

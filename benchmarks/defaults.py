@@ -73,7 +73,7 @@ class InputOrderTies(LambdaMART):
 class _InputOrder(Loss):
     def __init__(self, loss, params, train):
         self.loss, self.train = loss, train
-        family, k = params.lambdarank.target_of(params.boost.metric)
+        family, k = params.lambdarank.target_of(params.boost.stopping_metric)
         self.options = dict(metric=family, k=k, sigma=params.lambdarank.sigma,
                             truncation=params.lambdarank.truncation)
         self.normalize = params.lambdarank.normalize

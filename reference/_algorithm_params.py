@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from twinrank.reference._feature_costs import cost_array, read_costs
-from twinrank.reference._param_checks import check_bool, check_fraction, check_int, check_real
-from twinrank.reference._tree_params import TreeParams
+from twinrank.reference._param_checks import check_bool, check_fraction, check_int, check_real, metric_list
+from twinrank.reference._tree_params import TreeParams, one_or_tuple
 from twinrank.reference.errors import ParameterError
 
 
@@ -28,7 +28,8 @@ class ForestParams:
         Fraction of the queries each tree sees, drawn without replacement per tree
         (Ibrahim 2021's sub-sample size); with ``bootstrap`` the bootstrap is drawn
         from the rows of those queries.
-    max_bins, metric, convention, seed : as in :class:`BoostParams`.
+    max_bins, metric, convention, seed : as in :class:`BoostParams` (every metric of ``metric``
+        is recorded; a forest has no early stopping).
     cost_batch_size : int
         Trees grown on the same feature costs: with ``free_after_use``, the costs of
         the features a batch split on are zeroed after the batch (Mohan 2010, Ch. 6).
@@ -47,6 +48,7 @@ class ForestParams:
 
     def __post_init__(self):
         check_int("n_trees", self.n_trees, low=1)
+        object.__setattr__(self, "metric", one_or_tuple(metric_list("metric", self.metric)))
         if not isinstance(self.tree, TreeParams):
             raise ParameterError(f"tree must be a TreeParams, got {type(self.tree).__name__}")
         if not isinstance(self.bootstrap, bool):
@@ -55,6 +57,11 @@ class ForestParams:
         check_int("max_bins", self.max_bins, low=2, high=255)
         check_int("seed", self.seed, low=0)
         check_int("cost_batch_size", self.cost_batch_size, low=1)
+
+    @property
+    def metrics(self) -> tuple:
+        """Every metric recorded, in the order given (``metric`` split at its commas)."""
+        return metric_list("metric", self.metric)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -107,7 +114,7 @@ class LambdaRankParams:
         Per-query LambdaRank normalisation (LightGBM ``lambdarank_norm``).
     target : str or None
         The metric the lambdas optimise: ``"ndcg"``, ``"ndcg@k"``, ``"map"``, ``"err"``,
-        ``"err@k"``; None takes the family of the estimator's ``metric`` with its cutoff deepened
+        ``"err@k"``; None takes the family of the estimator's (first) ``metric`` with its cutoff deepened
         to at least ``TARGET_DEPTH`` (30): ``metric="ndcg@10"`` trains on NDCG@30
         (:meth:`target_of`).
     """

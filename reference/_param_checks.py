@@ -48,6 +48,25 @@ def check_fraction(name, value):
         raise ParameterError(f"{name} must be in (0, 1], got {value!r}")
 
 
+def metric_list(name, value) -> tuple:
+    """``value`` as a tuple of metric names: one name, names separated by commas (LightGBM's
+    ``metric="ndcg@5,map"``) or a list or tuple of names; ParameterError if empty or a name repeats.
+
+    Only the form is checked here; a name is checked when it is first evaluated.
+    """
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ParameterError(f"{name} must be a metric name, names separated by commas or a list of names "
+                             f"(e.g. 'ndcg@10' or ['ndcg@5', 'map']), got {value!r}")
+    names = tuple(n.strip() for n in names)
+    if not names or not all(names):
+        raise ParameterError(f"{name} must name at least one metric and no empty one, got {value!r}")
+    repeated = [n for i, n in enumerate(names) if n in names[:i]]
+    if repeated:
+        raise ParameterError(f"{name} names {repeated[0]!r} twice: {value!r}")
+    return names
+
+
 def check_min_samples_leaf(value):
     """Raise ParameterError unless ``value`` is a count >= 1, a fraction in (0, 1) or a percent ``"p%"``
     with 0 < p <= 100."""

@@ -10,6 +10,7 @@ from twinrank.reference._param_checks import (
     check_int,
     check_min_samples_leaf,
     check_real,
+    metric_list,
     percent_of,
 )
 from twinrank.reference.errors import ParameterError
@@ -131,9 +132,11 @@ class BoostParams:
         ``subsample`` with ``subsample_by="queries"``); give it or ``subsample``, not both.
     max_bins : int
         Bins per feature (at most 255; one more bin holds missing values).
-    metric : str
-        Validation metric for history and early stopping, e.g. ``"ndcg@10"`` (also the
-        training metric with ``eval_train``).
+    metric : str or list of str
+        Metric recorded on every eval set after every tree, e.g. ``"ndcg@10"`` (also on the
+        training set with ``eval_train``); several as a list, ``["ndcg@5", "map"]``, or
+        separated by commas, ``"ndcg@5,map"`` (:attr:`metrics`). The first drives early
+        stopping, the overfitting tolerance and the optimal step (:attr:`stopping_metric`).
     convention : str
         Metric convention preset (``"lightgbm"``, ``"ranklib"``, ``"letor"``, ``"trec"``).
     early_stopping_rounds : int or None
@@ -209,6 +212,7 @@ class BoostParams:
     def __post_init__(self):
         check_int("n_trees", self.n_trees, low=0)
         check_real("learning_rate", self.learning_rate, low=0.0)
+        object.__setattr__(self, "metric", one_or_tuple(metric_list("metric", self.metric)))
         check_fraction("subsample", self.subsample)
         if self.subsample_by not in ("queries", "rows"):
             raise ParameterError(f"subsample_by must be 'queries' or 'rows', got {self.subsample_by!r}")
@@ -247,6 +251,16 @@ class BoostParams:
                                  "combined with split_gain='least_squares' (every hessian 1)")
 
     @property
+    def metrics(self) -> tuple:
+        """Every metric recorded, in the order given (``metric`` split at its commas)."""
+        return metric_list("metric", self.metric)
+
+    @property
+    def stopping_metric(self) -> str:
+        """The first of :attr:`metrics`: early stopping, the overfitting tolerance and the optimal step read it."""
+        return self.metrics[0]
+
+    @property
     def searches_step(self) -> bool:
         """Whether each tree's weight is found by the exact line search (``step`` "optimal" or "oc")."""
         return self.step in ("optimal", "oc")
@@ -269,6 +283,11 @@ class BoostParams:
         if self.subsample < 1.0:
             return self.subsample_by, self.subsample
         return None
+
+
+def one_or_tuple(names: tuple):
+    """One metric name as itself, several as the tuple (a parameter object's ``metric`` field)."""
+    return names[0] if len(names) == 1 else names
 
 
 def normalised_rate(learning_rate: float, k: int) -> float:

@@ -10,7 +10,7 @@ itself calls import scikit-learn, inside the method: they run only when it is th
 
 Metadata routing (scikit-learn >= 1.4, ``sklearn.set_config(enable_metadata_routing=True)``):
 ``qid`` is requested by ``fit`` and ``score`` by default, since a ranker cannot fit
-or be scored without its queries; ``eval_set``, ``init_score`` and ``callback`` are
+or be scored without its queries; ``eval_set``, ``eval_names``, ``init_score`` and ``callback`` are
 routed only when asked for with ``set_fit_request``.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 
 # {method: {parameter: request}}; request True (routed), False (not), None (error if passed)
-DEFAULT_REQUESTS = {"fit": {"qid": True, "eval_set": None, "init_score": None, "callback": None},
+DEFAULT_REQUESTS = {"fit": {"qid": True, "eval_set": None, "eval_names": None, "init_score": None, "callback": None},
                     "score": {"qid": True}}
 
 
@@ -48,7 +48,7 @@ class ScikitLearnProtocol:
                     input_tags=InputTags(allow_nan=True))
 
     def set_fit_request(self, **requests):
-        """Route ``qid`` / ``eval_set`` / ``init_score`` / ``callback`` to ``fit`` (True), or not.
+        """Route ``qid`` / ``eval_set`` / ``eval_names`` / ``init_score`` / ``callback`` to ``fit`` (True), or not.
 
         Each value is True (routed), False (not routed), None (an error if passed) or
         a string (the name the meta-estimator receives it under). Returns ``self``.

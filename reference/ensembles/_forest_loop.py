@@ -12,7 +12,7 @@ import numpy as np
 from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.ensembles.boosting import why_no_split
 from twinrank.reference.errors import TwinrankWarning
-from twinrank.reference.io.data import Dataset, query_rows
+from twinrank.reference.io.data import Dataset, named_sets, query_rows
 from twinrank.reference.io.model import Ensemble
 from twinrank.reference.params import ForestParams
 from twinrank.reference.sampling import bootstrap, feature_masks, make_rng, subsample
@@ -29,11 +29,14 @@ def grow_forest(train: Dataset, params: ForestParams, *, valid: Dataset | None =
     ----------
     train : Dataset
     params : ForestParams
-    valid : Dataset, optional; the metric of the forest of the first ``t`` trees is
-        recorded for ``t = 1 .. T`` (no early stopping: more trees do not overfit).
+    valid : Dataset, or a list of ``(name, Dataset)`` pairs, optional; every metric of
+        ``params.metrics`` of the forest of the first ``t`` trees is recorded on each for
+        ``t = 1 .. T`` (no early stopping: more trees do not overfit).
     algorithm, model_params : stored on the model.
     callback : callable ``(iteration, record)`` called after every tree, ``record`` a dict
-        of metric values (``"train:ndcg@10"`` in-sample, ``"valid:ndcg@10"``).
+        of metric values (``"train:ndcg@10"`` in-sample, ``"valid:ndcg@10"``). When it returns
+        True the forest stops: it is the mean of the trees so far (a batch's later trees, grown
+        at once, are dropped).
     costs : CostLedger, optional (:mod:`~twinrank.reference._feature_costs`); the trees of
         a batch of ``params.cost_batch_size`` are grown on the same costs, then the batch
         is paid for (free after use). None: no costs.
@@ -54,10 +57,10 @@ def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_f
     binned = engine.apply_bins(train.X, thresholds)
     gradients, hessians = -train.y, np.ones(train.n_rows)  # leaf value -G/H = mean label
     scored = [(train, binned, np.zeros(train.n_rows), "train")]  # running sums of tree scores
-    if valid is not None:
-        scored.append((valid, engine.apply_bins(valid.X, thresholds), np.zeros(valid.n_rows), "valid"))
-    trees, history = [], {}
-    while len(trees) < params.n_trees:
+    scored += [(data, engine.apply_bins(data.X, thresholds), np.zeros(data.n_rows), name)
+               for name, data in named_sets(valid)]
+    trees, history, stopped = [], {}, False
+    while len(trees) < params.n_trees and not stopped:
         n_batch = min(params.cost_batch_size, params.n_trees - len(trees))
         samples = [tree_sample(rng, train, params) for _ in range(n_batch)]
         batch = engine.grow_trees(binned, gradients, hessians, thresholds, params.tree, samples,
@@ -69,8 +72,9 @@ def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_f
             record = _record(engine, params, scored, f, len(trees))
             for key, value in record.items():
                 history.setdefault(key, []).append(value)
-            if callback is not None:
-                callback(len(trees), record)
+            if callback is not None and callback(len(trees), record):
+                stopped = True
+                break
     if all(f.n_nodes == 1 for f in trees):
         why = why_no_split(train, thresholds, gradients, None, params.tree)
         warnings.warn(f"every tree of the forest is a single leaf: {why}; the model scores every row "
@@ -81,13 +85,13 @@ def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_f
 
 
 def _record(engine, params: ForestParams, scored: list, f, n_trees: int) -> dict:
-    """Add tree ``f`` to each data set's running sum; the metric of the mean of ``n_trees`` trees."""
+    """Add tree ``f`` to each data set's running sum; every metric of the mean of ``n_trees`` trees."""
     record = {}
     for data, data_binned, sums, name in scored:
         sums += engine.predict_tree_binned(f, data_binned)  # (n_rows,) in place
-        record[f"{name}:{params.metric}"] = float(engine.evaluate(
-            [params.metric], data.y, sums / n_trees, data.query_offsets,
-            convention=params.convention)[params.metric])
+        values = engine.evaluate(list(params.metrics), data.y, sums / n_trees, data.query_offsets,
+                                 convention=params.convention)
+        record.update({f"{name}:{metric}": float(values[metric]) for metric in params.metrics})
     return record
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.errors import ParameterError, TwinrankWarning
-from twinrank.reference.io.data import Dataset, query_rows
+from twinrank.reference.io.data import Dataset, named_sets, query_rows
 from twinrank.reference.io.model import Ensemble
 from twinrank.reference.losses.objectives import TIE_GRID, Loss, on_grid
 from twinrank.reference.params import BoostParams
@@ -70,17 +70,20 @@ def boost(train: Dataset, objective, params: BoostParams, *, valid: Dataset | No
         ``(scores, queries) -> (gradients, hessians)``, float64 arrays over all training
         rows; ``queries`` is the round's query sample or ``None``.
     params : BoostParams
-    valid : Dataset, optional; its ``params.metric`` is recorded after every tree and
-        drives early stopping / the overfitting tolerance.
+    valid : Dataset, or a list of ``(name, Dataset)`` pairs, optional; every metric of
+        ``params.metrics`` is recorded on each after every tree (history key
+        ``"<name>:<metric>"``; a lone Dataset is named ``"valid"``), and the first metric on the
+        first set drives early stopping / the overfitting tolerance / the optimal step.
     init_model : Ensemble, optional; the prior model $F_0$ (LambdaSMART), kept in the result.
     init_scores, valid_init_scores : array, optional; raw initial scores added to
         $F_0$ for this fit only (not part of the saved model, as in LightGBM).
     algorithm, model_params : stored on the model.
     base_score : float, the constant $F_0$ (0 for LambdaMART, the mean label for GBRT).
     callback : callable ``(iteration, record)`` called after every tree, ``record`` a
-        dict of metric values: ``"valid:ndcg@10"`` with ``valid``, ``"train:ndcg@10"``
-        with ``params.eval_train``; empty with neither. The model's ``history`` holds
-        the same keys, one value per tree.
+        dict of metric values: ``"train:ndcg@10"`` with ``params.eval_train``, then
+        ``"valid:ndcg@10"`` for each set and metric; empty with neither. The model's
+        ``history`` holds the same keys, one value per tree. When it returns True the loop
+        stops and the model keeps the trees grown so far (with a stopping rule, as it says).
     costs : CostLedger, optional (:mod:`~twinrank.reference._feature_costs`); each tree is
         grown with the split penalty ``params.tree.cost_lambda * costs.current`` (Mohan 2010,
         Eq. 6.1) and then paid for: with free-after-use, the features it split on cost 0
@@ -113,7 +116,8 @@ def run_boosting(engine: Engine, train, loss, params, *, valid=None, init_model=
     hessian 1, leaves the mean gradient step), does not shrink it, and weights it by ``optimal_step``.
             stop early?                                             _Run.record (StoppingRule)
     """
-    run = _Run(engine, train, loss, params, valid, init_model, init_scores, valid_init_scores, base_score)
+    run = _Run(engine, train, loss, params, named_sets(valid), init_model, init_scores, valid_init_scores,
+               base_score)
     for m in range(1, params.n_trees + 1):
         f, rows = grow_round(engine, run.rng, train, run.binned, run.thresholds, run.loss, run.scores, params,
                              run.k, run.g, run.h, costs=costs, leaf_of_row=run.leaves)
@@ -135,25 +139,37 @@ def shrink(tree, rate: float):
     return dataclasses.replace(tree, value=tree.value * rate)
 
 
-class _Run:
-    """The state of one boosting run: the binned training (and validation) data, the scores
-    $F_{m-1}$ on both, the round's gradient arrays, the trees so far and their history."""
+class Held:
+    """One validation set of a run: its name, its data, its rows binned and their scores $F_{m-1}$."""
 
-    def __init__(self, engine, train, loss, params, valid, init_model, init_scores, valid_init_scores,
+    def __init__(self, engine, name: str, data: Dataset, thresholds, scores):
+        self.name, self.data, self.scores = name, data, scores
+        self.binned = engine.apply_bins(data.X, thresholds)
+
+
+class _Run:
+    """The state of one boosting run: the binned training and validation data, the scores
+    $F_{m-1}$ on each, the round's gradient arrays, the trees so far and their history.
+
+    ``held`` lists the validation sets (:class:`Held`); the first is the one the stopping rule
+    and the optimal step read (``self.valid``, None without validation data)."""
+
+    def __init__(self, engine, train, loss, params, sets, init_model, init_scores, valid_init_scores,
                  base_score):
-        self.engine, self.train, self.valid, self.params = engine, train, valid, params
+        self.engine, self.train, self.params = engine, train, params
         self.loss = loss if isinstance(loss, Loss) else Objective(loss)
         self.rng = make_rng(params.seed)
         self.thresholds = engine.bin_thresholds(train.X, params.max_bins)
         self.binned = engine.apply_bins(train.X, self.thresholds)
         self.scores = initial_scores(engine, train, init_model, init_scores, base_score)  # (n_rows,) F_0
-        if valid is not None:
-            self.valid_binned = engine.apply_bins(valid.X, self.thresholds)
-            self.valid_scores = initial_scores(engine, valid, init_model, valid_init_scores, base_score)
+        self.held = [Held(engine, name, data, self.thresholds,
+                          initial_scores(engine, data, init_model, valid_init_scores if i == 0 else None, base_score))
+                     for i, (name, data) in enumerate(sets)]
+        self.valid = self.held[0] if self.held else None
         self.k = params.tree.n_features_per_node(train.n_features)
-        self.rule = StoppingRule(params) if valid is not None else None
+        self.rule = StoppingRule(params) if self.held else None
         if self.rule is not None:
-            self.rule.start(metric_value(engine, params, valid, self.valid_scores))
+            self.rule.start(metric_value(engine, params, self.valid.data, self.valid.scores))
         self.g, self.h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
         self.leaves = np.empty(train.n_rows, dtype=np.int32)  # (n_rows,) each row's leaf in a round of all rows
         self.trees, self.weights, self.history = [], [], {}
@@ -171,10 +187,10 @@ class _Run:
             train_step = engine.predict_tree_binned(f, self.binned)
         elif params.searches_step and params.step_on == "train":
             train_step = f.value[self.leaves]
-        valid_step = engine.predict_tree_binned(f, self.valid_binned) if self.valid is not None else None
+        held_steps = [engine.predict_tree_binned(f, held.binned) for held in self.held]  # (n_rows,) each
         weight = 1.0
         if params.searches_step:
-            on = ((self.valid, self.valid_scores, valid_step) if params.step_on == "valid"
+            on = ((self.valid.data, self.valid.scores, held_steps[0]) if params.step_on == "valid"
                   else (self.train, self.scores, train_step))
             weight = optimal_step(engine, params, *on)
             self.history.setdefault("alpha", []).append(weight)
@@ -184,24 +200,21 @@ class _Run:
             engine.add_leaf_values(self.scores, f.value, self.leaves, weight)
         else:
             self.scores += weight * train_step if weight != 1.0 else train_step
-        if self.valid is not None:
-            self.valid_scores += weight * valid_step if weight != 1.0 else valid_step
+        for held, step in zip(self.held, held_steps):
+            held.scores += weight * step if weight != 1.0 else step
 
     def record(self, m: int, callback) -> bool:
         """The metrics after tree ``m`` into the history and the ``callback``; True when the stopping
-        rule (early stopping, or BL-MART's overfitting tolerance) says stop."""
+        rule (early stopping, or BL-MART's overfitting tolerance) or the callback says stop."""
         params, record = self.params, {}
         if params.eval_train:
-            record[f"train:{params.metric}"] = metric_value(self.engine, params, self.train, self.scores)
-        stop = False
-        if self.valid is not None:
-            record[f"valid:{params.metric}"] = metric_value(self.engine, params, self.valid, self.valid_scores)
-            stop = self.rule.update(m, record[f"valid:{params.metric}"])
+            record.update(metric_record(self.engine, params, "train", self.train, self.scores))
+        for held in self.held:
+            record.update(metric_record(self.engine, params, held.name, held.data, held.scores))
+        stop = self.rule is not None and self.rule.update(m, record[f"{self.valid.name}:{params.stopping_metric}"])
         for key, value in record.items():
             self.history.setdefault(key, []).append(value)
-        if callback is not None:
-            callback(m, record)
-        return stop
+        return bool(callback is not None and callback(m, record)) or stop
 
     def ensemble(self, algorithm, model_params, base_score, init_model) -> Ensemble:
         """The model: the trees up to the best validation value (with a stopping rule), or all."""
@@ -270,7 +283,7 @@ def optimal_step(engine, params: BoostParams, data: Dataset, scores, tree_scores
     (a tree gives all rows of a leaf one score). Wu, Burges, Svore & Gao (2010), Sec. 5.6.
     """
     return float(engine.optimal_combination(scores, tree_scores, data.y, data.query_offsets, form="boosting",
-                                            alpha_range=params.step_range, metric=params.metric,
+                                            alpha_range=params.step_range, metric=params.stopping_metric,
                                             convention=params.convention, ties="expected").alpha)
 
 
@@ -303,22 +316,31 @@ def _round_sample(rng, train: Dataset, params: BoostParams):
 
 
 def metric_value(engine, params: BoostParams, data: Dataset, scores: np.ndarray) -> float:
-    return float(engine.evaluate([params.metric], data.y, scores, data.query_offsets,
-                                  convention=params.convention)[params.metric])
+    """The stopping metric (the first of ``params.metrics``) of ``scores`` on ``data``."""
+    metric = params.stopping_metric
+    return float(engine.evaluate([metric], data.y, scores, data.query_offsets, convention=params.convention)[metric])
+
+
+def metric_record(engine, params, name: str, data: Dataset, scores: np.ndarray) -> dict:
+    """``{"<name>:<metric>": value}`` of every metric of ``params.metrics`` (in their order) on ``data``."""
+    values = engine.evaluate(list(params.metrics), data.y, scores, data.query_offsets, convention=params.convention)
+    return {f"{name}:{metric}": float(values[metric]) for metric in params.metrics}
 
 
 class StoppingRule:
     """Early stopping with patience, or BL-MART's overfitting tolerance, on a validation metric.
 
     Higher is better for every metric but ``rmse``. ``best_n_trees`` is the number of
-    trees of the best validation value (0 = the initial model).
+    trees of the best validation value (0 = the initial model). It reads the first metric of
+    ``params.metrics`` on the first validation set only (LightGBM's ``first_metric_only=True``
+    on its first set; see docs/python_api.md).
     """
 
     def __init__(self, params: BoostParams):
         self.patience = params.early_stopping_rounds
         self.tolerance = params.overfit_tolerance
         self.extra_trees = params.overfit_extra_trees
-        self.sign = -1.0 if params.metric.startswith("rmse") else 1.0
+        self.sign = -1.0 if params.stopping_metric.startswith("rmse") else 1.0
 
     def start(self, value: float) -> None:
         """Record the validation value of the initial model (0 trees)."""

@@ -28,7 +28,8 @@ matrix is held.
 
 **History** (one value per iteration): ``size`` ($|E|$ after it), ``dropped`` ($k$),
 ``branch`` (``"prune"``, ``"normalize"``, or ``"add"`` when $k = 0$), ``valid_loss`` and
-``best_loss`` (with validation data), and ``valid:<metric>``.
+``best_loss`` (with validation data: the prune metric's loss on the first set), and
+``<set>:<metric>`` of every metric on every validation set (``valid:ndcg@10``).
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from twinrank.reference._dart_params import DARTParams
 from twinrank.reference.engine import Engine
 from twinrank.reference.ensembles.boosting import TIE_GRID, grow_round, initial_scores, on_grid, warn_no_tree
 from twinrank.reference.io._ensemble import Snapshot
-from twinrank.reference.io.data import Dataset
+from twinrank.reference.io.data import Dataset, named_sets
 from twinrank.reference.io.model import Ensemble
 from twinrank.reference.losses.objectives import Loss
 from twinrank.reference.params import BoostParams
@@ -76,8 +77,8 @@ class DropCount:
 class _Side:
     """One data set's binned features and the running scores of $E$ on it."""
 
-    def __init__(self, engine: Engine, data: Dataset, thresholds, init_model, init_scores):
-        self.data = data
+    def __init__(self, engine: Engine, data: Dataset, thresholds, init_model, init_scores, name: str = "train"):
+        self.data, self.name = data, name
         self.binned = engine.apply_bins(data.X, thresholds)
         self.scores = initial_scores(engine, data, init_model, init_scores, 0.0)  # (n_rows,)
 
@@ -134,14 +135,16 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
     ``loss`` gives the lambdas; ``params`` the trees, learning rate, sampling and the
     recorded metric; ``dart`` the drop strategy, cap, prune metric and snapshot sizes.
     X-DART and the adaptive strategy need ``valid`` (the estimator checks it:
-    :meth:`~twinrank.reference.rankers.dart.DART.needs_validation`).
+    :meth:`~twinrank.reference.rankers.dart.DART.needs_validation`): a Dataset, or a list of
+    ``(name, Dataset)`` pairs, each scored by every metric of ``params.metrics``; pruning and the
+    adaptive strategy read the first. ``callback(iteration, record)`` returning True stops the
+    loop; the model keeps the ensemble of that iteration.
     """
     rng = make_rng(params.seed)
     thresholds = engine.bin_thresholds(train.X, params.max_bins)
     sides = [_Side(engine, train, thresholds, init_model, init_scores)]
-    if valid is not None:
-        sides.append(_Side(engine, valid, thresholds, init_model, None))
-    fit, held = sides[0], (sides[1] if valid is not None else None)
+    sides += [_Side(engine, data, thresholds, init_model, None, name) for name, data in named_sets(valid)]
+    fit, held = sides[0], (sides[1] if len(sides) > 1 else None)
     n_features_per_node = params.tree.n_features_per_node(train.n_features)
     g, h = np.empty(train.n_rows), np.empty(train.n_rows)  # (n_rows,) float64, each round's
     E, grown, snapshots, history = _Trees(), {}, {}, {}
@@ -162,7 +165,7 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
         f = dataclasses.replace(f, value=f.value * params.learning_rate)
         steps = [engine.predict_tree_binned(f, side.binned) for side in sides]  # (n_rows,) each, eta x Newton
         pruned = prune and k > 0 and 1.0 - _value(engine, params, dart.prune_metric, held,
-                                                  held.scores - dropped[-1] + steps[-1]) < best
+                                                  held.scores - dropped[1] + steps[1]) < best
         keep, new_weight = (0.0, 1.0) if pruned else normalisation(k, params.learning_rate)
         if pruned:
             E.remove(drop)  # E \ D, for good
@@ -175,7 +178,7 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
         record = {"dropped": k, "branch": "add" if k == 0 else ("prune" if pruned else "normalize")}
         improved = False
         if held is not None:
-            record.update(_validation(engine, params, dart, held, best))
+            record.update(_validation(engine, params, dart, sides[1:], best))
             improved, best = record["valid_loss"] < best, record["best_loss"]
         counts.update(improved, len(E))
         record["size"] = len(E)
@@ -183,18 +186,20 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
             snapshots[len(E)] = (list(E.ids), list(E.weights))
         for key, value in record.items():
             history.setdefault(key, []).append(value)
-        if callback is not None:
-            callback(it + 1, {key: v for key, v in record.items() if key.startswith("valid:")})
+        if callback is not None and callback(it + 1, {key: v for key, v in record.items() if ":" in key}):
+            break
     return _ensemble(train, E, grown, snapshots, init_model, algorithm, model_params, history)
 # --8<-- [end:run_dart]
 
 
-def _validation(engine, params: BoostParams, dart: DARTParams, held: _Side, best: float) -> dict:
-    """The iteration's validation record: ``params.metric``, the loss $1 - M$ and the best loss so far."""
-    value = _value(engine, params, params.metric, held)
-    prune_value = value if dart.prune_metric == params.metric else _value(engine, params, dart.prune_metric, held)
-    loss = 1.0 - prune_value
-    return {"valid_loss": loss, "best_loss": min(best, loss), f"valid:{params.metric}": value}
+def _validation(engine, params: BoostParams, dart: DARTParams, held: list, best: float) -> dict:
+    """The iteration's validation record: the loss $1 - M$ of the prune metric on the first set, the
+    best loss so far, and every metric of ``params.metrics`` on every set (``"<set>:<metric>"``)."""
+    values = {f"{side.name}:{metric}": _value(engine, params, metric, side) for side in held
+              for metric in params.metrics}
+    first = f"{held[0].name}:{dart.prune_metric}"
+    loss = 1.0 - (values[first] if first in values else _value(engine, params, dart.prune_metric, held[0]))
+    return {"valid_loss": loss, "best_loss": min(best, loss), **values}
 
 
 def _value(engine, params: BoostParams, metric: str, side: _Side, scores=None) -> float:

@@ -268,7 +268,9 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
         (``ProcessPool``, ``DaskExecutor``; ``make_executor``).
     keep_scores : keep every run's validation and test scores (:meth:`Results.score_matrix`).
     keep_models : keep every run's fitted model (``Results.models``; bags and pools are built of them).
-    progress : ``progress(done, total, row)`` called as each run finishes (in any order).
+    progress : ``progress(done, total, row)`` called as each run finishes (in any order); when it
+        returns True no further run is taken: the table holds the runs finished so far (the
+        executor's map is closed, which stops the runs it started, as on Ctrl-C).
     record : a :class:`~twinrank.reference.ensembles.run_record.RunRecord`: the runs it holds
         finished are not trained again (their rows are read from it, without scores or models),
         and every run is added to it as it finishes.
@@ -288,8 +290,8 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
                 outcomes[outcome.index] = outcome
                 if record is not None:
                     record.append(outcome.row)
-                if progress is not None:
-                    progress(len(outcomes), len(runs), outcome.row)
+                if progress is not None and progress(len(outcomes), len(runs), outcome.row):
+                    break
     except KeyboardInterrupt:
         raise Interrupted(_results(runs, folds, outcomes), len(runs)) from None
     return _results(runs, folds, outcomes)

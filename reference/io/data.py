@@ -131,6 +131,31 @@ class Dataset:
         )
 
 
+VALID = "valid"  # the name of the first eval set: history keys "valid:ndcg@10"
+
+
+def eval_set_name(i: int) -> str:
+    """The default name of the ``i``-th eval set (0-based): ``"valid"``, then ``"valid_1"``, ``"valid_2"``, ..."""
+    return VALID if i == 0 else f"{VALID}_{i}"
+
+
+def named_sets(valid) -> list:
+    """Validation data as the loops take it: a list of ``(name, Dataset)`` pairs, the first one
+    the set early stopping watches. None is no set; a lone Dataset is ``[("valid", it)]``; a
+    list of pairs is itself."""
+    if valid is None:
+        return []
+    if isinstance(valid, Dataset):
+        return [(VALID, valid)]
+    return list(valid)
+
+
+def first_set(valid) -> Dataset | None:
+    """The first validation set of ``valid`` (as :func:`named_sets` reads it), or None."""
+    sets = named_sets(valid)
+    return sets[0][1] if sets else None
+
+
 def dense_features(X, block_rows: int = 4096) -> np.ndarray:
     """``X`` as the C-contiguous float32 matrix both twins train on; a ``scipy.sparse`` matrix too.
 

@@ -25,6 +25,7 @@ from twinrank.reference.errors import ModelFormatError, ParameterError
 from twinrank.reference.io.data import Dataset, dense_features
 from twinrank.reference.io.model import SPLIT_STRATEGIES, Ensemble, load_model, with_missing
 from twinrank.reference.params import CostParams, FitParams, TreeParams, from_names, missing_split
+from twinrank.reference.rankers._fit_data import as_dataset, eval_sets
 from twinrank.reference.rankers.missing import run_fit
 from twinrank.reference.trees.explain import feature_importances
 from twinrank.sklearn.protocol import ScikitLearnProtocol
@@ -41,6 +42,21 @@ class RankerEstimator(ScikitLearnProtocol):
 
     ``engine`` is the twin whose kernels ``fit`` and ``predict`` run on; ``param_objects``
     are the parameter dataclasses whose fields are, by name, the estimator's parameters.
+
+    Fitted attributes
+    -----------------
+    model_ : the fitted model (an ``Ensemble``, or the algorithm's own kind), what ``save`` writes.
+    history_ : dict of lists, one value per tree (per iteration for DART), as the model file
+        stores it: ``"<set>:<metric>"`` for every metric (``metric``, one name or several) on
+        every eval set (``"valid"``, ``"valid_1"``, ... or ``eval_names``) and, with
+        ``eval_train``, on the training set (``"train:<metric>"``); an algorithm adds its own
+        keys (``"alpha"``, DART's ``"size"``, ``"branch"``; averaged runs and McRank prefix
+        their members' keys, ``"run0:valid:ndcg@10"``, ``"y>1:valid:ndcg@10"``).
+    evals_result_ : the metric series of ``history_`` by set, then metric (LightGBM's
+        ``evals_result_``): ``{"valid": {"ndcg@10": [...], "map": [...]}, "train": {...}}``;
+        a set's name is everything before a key's last ``:``.
+    best_iteration_ : the number of trees of the best validation value (early stopping), or None.
+    n_features_in_ : the number of columns of ``X``.
     """
 
     engine = REFERENCE
@@ -85,12 +101,18 @@ class RankerEstimator(ScikitLearnProtocol):
         """
         return SimpleNamespace(fit=from_names(FitParams, self.get_params()))
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, init_score=None, callback=None):
+    def fit(self, X, y=None, qid=None, *, eval_set=None, eval_names=None, init_score=None, callback=None):
         """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets (or one Dataset).
 
-        Only the first ``eval_set`` entry is used (metric history, early stopping).
-        ``init_score``: raw initial scores of the training rows (boosted rankers; not
-        saved with the model). ``callback(iteration, record)`` is called after every tree.
+        Every metric (``metric``) is recorded on every eval set after every tree, under its
+        name (``eval_names``, default ``"valid"``, ``"valid_1"``, ...): ``history_`` and
+        ``evals_result_``. Early stopping, the overfitting tolerance, the optimal step and
+        X-DART's pruning read the first metric on the first set (LightGBM's
+        ``first_metric_only=True``). ``init_score``: raw initial scores of the training rows
+        (boosted rankers; not saved with the model). ``callback(iteration, record)`` is called
+        after every tree with that tree's metric values (the ``history_`` keys); when it
+        returns True, training stops and the model keeps the trees grown so far (a stopping
+        rule still keeps its best iteration's).
 
         Everything is read and checked here, once, before any tree: the parameters, the data
         (:class:`~twinrank.reference.io.data.Dataset` checks X, y and the queries), the prior
@@ -100,7 +122,7 @@ class RankerEstimator(ScikitLearnProtocol):
         params = self.validated_params()
         params.costs = self.cost_params()
         params.prior = as_model(params.fit.init_model)
-        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        train, valid = as_dataset(X, y, qid), eval_sets(eval_set, eval_names)
         if train.n_features == 0:
             raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
                                  f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
@@ -127,8 +149,9 @@ class RankerEstimator(ScikitLearnProtocol):
             return None
         return from_names(CostParams, self.get_params())
 
-    def check_data(self, params, train: Dataset, valid: Dataset | None, init_score) -> None:
-        """Raise ParameterError if the data do not suit the parameters (before any fitting)."""
+    def check_data(self, params, train: Dataset, valid: list | None, init_score) -> None:
+        """Raise ParameterError if the data do not suit the parameters (before any fitting);
+        ``valid``: the eval sets, ``[(name, Dataset), ...]``, or None."""
         if init_score is not None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
         if valid is None and self.needs_validation(params):
@@ -154,8 +177,9 @@ class RankerEstimator(ScikitLearnProtocol):
             ledger.pay(all_trees(prior))
         return ledger
 
-    def fit_model(self, params, train: Dataset, valid: Dataset | None, *, init_score, callback):
-        """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled)."""
+    def fit_model(self, params, train: Dataset, valid: list | None, *, init_score, callback):
+        """The algorithm's own part of ``fit``: the model of ``train`` (missing values filled), with the
+        eval sets ``valid`` (``[(name, Dataset), ...]`` or None) and the ``callback`` (it stops on True)."""
         raise NotImplementedError
 
     def predict(self, X, n_trees: int | None = None, exits=None):
@@ -251,6 +275,11 @@ class RankerEstimator(ScikitLearnProtocol):
         self.best_iteration_ = model.best_iteration
         self.history_ = model.history
 
+    @property
+    def evals_result_(self) -> dict:
+        """``history_``'s metric series as ``{set: {metric: [values]}}`` (the class docstring)."""
+        return evals_result(self.history_)
+
     def _fitted_model(self) -> Ensemble:
         if not hasattr(self, "model_"):
             raise ParameterError(f"this {type(self).__name__} is not fitted yet: call fit first")
@@ -330,28 +359,22 @@ def truncated(model: Ensemble, n_trees: int | None) -> Ensemble:
     return model.truncated(int(n_trees))
 
 
-def _transformed(data: Dataset | None, fitted, predict_ensemble) -> Dataset | None:
+def _transformed(data, fitted, predict_ensemble):
+    """``data`` (a Dataset, a list of named Datasets, or None) with its missing values filled by ``fitted``."""
+    if isinstance(data, list):
+        return [(name, _transformed(d, fitted, predict_ensemble)) for name, d in data]
     return None if data is None else dataclasses.replace(data, X=fitted.transform(data.X, predict_ensemble))
 
 
-def first_eval_set(eval_set):
-    """The first entry of ``eval_set`` (``(X, y, qid)`` or a Dataset) as a Dataset, or None.
-
-    ``eval_set`` is a list of them (scikit-learn's convention); a lone Dataset is taken as
-    the list of it, anything else is a ParameterError that says what is expected.
-    """
-    if isinstance(eval_set, Dataset):
-        return as_dataset(eval_set)
-    if eval_set is None or (isinstance(eval_set, (list, tuple)) and len(eval_set) == 0):
-        return None
-    first = eval_set[0] if isinstance(eval_set, (list, tuple)) else None
-    if isinstance(first, tuple):
-        return as_dataset(*first, what="eval_set")
-    if isinstance(first, Dataset):
-        return as_dataset(first)
-    raise ParameterError(f"eval_set must be a list of (X, y, qid) tuples or Datasets, e.g. "
-                         f"eval_set=[valid]; got {type(eval_set).__name__}"
-                         + (f" of {type(first).__name__}" if first is not None else ""))
+def evals_result(history: dict) -> dict:
+    """The metric series of a history, ``{"valid": {"ndcg@10": [...]}}``: every key ``"<set>:<metric>"``
+    split at its last ``:`` (other keys, ``"alpha"``, ``"size"``, are not metrics)."""
+    result = {}
+    for key, values in history.items():
+        if ":" in key:
+            name, metric = key.rsplit(":", 1)
+            result.setdefault(name, {})[metric] = values
+    return result
 
 
 def with_progress(callback, verbose: int, label: str = ""):
@@ -369,20 +392,8 @@ def with_progress(callback, verbose: int, label: str = ""):
             values = "".join(f"{k}={v:.5f}  " for k, v in record.items())
             print(f"[{label}{iteration}] {values}{time.perf_counter() - start:.1f} s",
                   file=sys.stderr)
-        if callback is not None:
-            callback(iteration, record)
+        return callback is not None and callback(iteration, record)
     return report
-
-
-def as_dataset(X, y=None, qid=None, *, what: str = "training data") -> Dataset:
-    """A Dataset from a Dataset, or from ``X, y, qid`` arrays (rows of a query contiguous)."""
-    if isinstance(X, Dataset):
-        if y is not None or qid is not None:
-            raise ParameterError(f"{what}: give a Dataset or X, y, qid arrays, not both")
-        return X
-    if y is None or qid is None:
-        raise ParameterError(f"{what}: X, y and qid are all needed (or pass a Dataset)")
-    return Dataset.from_qid(X, y, qid)
 
 
 def as_model(init_model) -> Ensemble | None:

@@ -48,11 +48,10 @@ from twinrank.reference.params import (
 from twinrank.reference.rankers._estimator import (
     SCORE_CONVENTION,
     SCORE_METRIC,
-    as_dataset,
     as_model,
     estimator_on,
-    first_eval_set,
 )
+from twinrank.reference.rankers._fit_data import as_dataset, eval_sets
 from twinrank.reference.rankers.lambdamart import LambdaMART
 
 __all__ = ["BLMART", "BagModel", "bag_scores", "member_seeds", "member_queries", "ALGORITHM"]
@@ -142,18 +141,24 @@ class BLMART(LambdaMART):
         params.bag = from_names(BaggingParams, self.get_params())
         return params
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, init_score=None, callback=None):
+    def fit(self, X, y=None, qid=None, *, eval_set=None, eval_names=None, init_score=None, callback=None):
         """Train the members (through the runs layer) and keep the bag.
 
-        ``eval_set``'s first entry is every member's validation set (early stopping,
-        overfitting tolerance). ``callback(member, row)`` is called as each member finishes.
+        ``eval_set``: one validation set, every member's (early stopping, overfitting
+        tolerance); the bag keeps no history, so a second set is refused. ``callback(member,
+        row)`` is called as each member finishes; when it returns True no further member is
+        trained and the bag is the members finished so far.
         """
         params = self.validated_params()
         if init_score is not None:
             raise ParameterError("BLMART takes no init_score (init_model gives every member a prior model)")
-        train, valid = as_dataset(X, y, qid), first_eval_set(eval_set)
+        train, sets = as_dataset(X, y, qid), eval_sets(eval_set, eval_names)
+        if sets is not None and len(sets) > 1:
+            raise ParameterError(f"BLMART takes one eval_set (every member's validation set; the bag records no "
+                                 f"history), got {len(sets)}")
+        valid = None if sets is None else sets[0][1]
         member = self.member_estimator()
-        member(**self.member_params()).check_data(params, train, valid, None)
+        member(**self.member_params()).check_data(params, train, sets, None)
         costs = from_names(CostParams, self.get_params()).cost_array(train.n_features)
         self.feature_costs_ = costs
         # read once here, not once per member: the prior model and the feature costs
@@ -175,7 +180,7 @@ class BLMART(LambdaMART):
         if results.failed:
             row = results.failed[0]
             raise ParameterError(f"member {row['run']} failed: {row['error']}")
-        members = [results.models[m] for m in range(len(seeds))]
+        members = [results.models[m] for m in sorted(results.models)]
         self._set_fitted(BagModel(members, params.bag.combine, train.n_features, self._model_params()))
         return self
 

@@ -64,7 +64,7 @@ import numpy as np
 from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.ensembles.boosting import run_boosting
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.io.data import Dataset, dense_features
+from twinrank.reference.io.data import Dataset, dense_features, first_set
 from twinrank.reference.io.model import (
     CUMULATIVE_REGRESSION,
     MCRANK as ALGORITHM,
@@ -93,6 +93,7 @@ from twinrank.reference.rankers._estimator import (
     with_resolved_costs,
 )
 from twinrank.reference.rankers.forest import IGBRT, RandomForest
+from twinrank.reference.rankers.gbrt import Watch
 
 __all__ = ["McRank", "McRankModel", "CumulativeRegression", "CumulativeRegressionModel",
            "CumulativeRegressionParams", "classifier_scores", "class_probabilities", "expected_relevance",
@@ -380,12 +381,14 @@ class McRank(CumulativeRanker):
         """One classifier per threshold; ``eval_set`` only adds each one's validation NDCG@10.
 
         ``callback(iteration, record)`` is called after every tree of every classifier,
-        the record's keys prefixed ``"y>c:"``.
+        the record's keys prefixed ``"y>c:"``; when it returns True, that classifier keeps its
+        trees so far and the later thresholds' classifiers have none (each its prior's log-odds).
         """
         labels = np.unique(train.y)  # (K,) sorted
         costs = self.cost_ledger(params.boost.tree.cost_lambda)  # shared by the classifiers
-        classifiers = [self._fit_classifier(params, train, valid, c, j, callback, costs)
-                       for j, c in enumerate(labels[:-1])]
+        watch, classifiers = Watch(callback), []
+        for j, c in enumerate(labels[:-1]):
+            classifiers.append(self._fit_classifier(params, train, valid, c, j, watch, costs, grow=not watch.stopped))
         if params.mcrank.fit_weights:
             probabilities = probabilities_from_scores(
                 run_classifier_scores(self.engine, classifiers, train.X))
@@ -395,12 +398,14 @@ class McRank(CumulativeRanker):
         return McRankModel(classifiers, labels, weights, train.n_features, self._model_params())
 
     def _fit_classifier(self, params, train: Dataset, valid, threshold: float, j: int,
-                        callback, costs=None) -> Ensemble:
-        """Boost the logistic classifier of ``y > threshold`` from the log-odds of its prior."""
+                        callback, costs=None, grow: bool = True) -> Ensemble:
+        """Boost the logistic classifier of ``y > threshold`` from the log-odds of its prior
+        (``grow`` False: no tree, the prior alone)."""
         loss = self.engine.logistic((train.y > threshold).astype(np.float64))  # t_i = [y_i > c_j]
         seed = classifier_seed(self.seed, j)
+        boost = self.boost_params(seed) if grow else dataclasses.replace(self.boost_params(seed), n_trees=0)
         return run_boosting(
-            self.engine, train, loss, self.boost_params(seed), valid=valid,
+            self.engine, train, loss, boost, valid=valid,
             algorithm="mcrank-classifier", model_params={"threshold": float(threshold), "seed": seed},
             base_score=loss.baseline(),
             callback=with_progress(_prefixed(callback, f"y>{threshold:g}:"), params.fit.verbose,
@@ -554,11 +559,16 @@ class CumulativeRegression(CumulativeRanker):
         """One regressor per threshold, then the least-squares weights on ``weights_on``'s rows.
 
         ``callback(iteration, record)`` is called after every tree of every regressor, the
-        record's keys prefixed ``"y>c:"``.
+        record's keys prefixed ``"y>c:"``; when it returns True, that regressor keeps its trees
+        so far and the later thresholds' regressors have none (each the mean of its targets).
         """
         labels = np.unique(train.y)  # (K,) sorted
-        regressors = [self._fit_regressor(params, train, valid, c, j, callback) for j, c in enumerate(labels[:-1])]
-        rows = [valid] if params.cumulative.weights_on == "valid" else [train, valid]
+        watch, regressors = Watch(callback), []
+        for j, c in enumerate(labels[:-1]):
+            regressors.append(self._fit_regressor(params, train, valid, c, j, watch) if not watch.stopped
+                              else _constant(train, c, self.regressor(0).model_algorithm))
+        held = first_set(valid)  # the first eval set
+        rows = [held] if params.cumulative.weights_on == "valid" else [train, held]
         probabilities = np.concatenate([probabilities_from_estimates(
             run_classifier_scores(self.engine, regressors, data.X)) for data in rows])  # (n_rows, K)
         weights = fit_relevance_weights(probabilities, np.concatenate([data.y for data in rows]))
@@ -584,6 +594,12 @@ class CumulativeRegression(CumulativeRanker):
             raise ParameterError("n_trees: a forest's estimate is the mean of all its trees; RF(C) scores whole")
         return super().predict_proba(X, n_trees)
 
+
+
+def _constant(train: Dataset, threshold: float, algorithm: str) -> Ensemble:
+    """The regressor of ``y > threshold`` without a tree: the mean of its targets (a stopped fit's)."""
+    return Ensemble(trees=[], tree_weights=np.zeros(0), base_score=float(np.mean(train.y > threshold)),
+                    n_features=train.n_features, algorithm=algorithm)
 
 
 def _prefixed(callback, prefix: str):

@@ -59,7 +59,7 @@ from twinrank.reference.params import (
     missing_split,
 )
 from twinrank.reference.rankers._estimator import BoostedRanker, estimator_on
-from twinrank.reference.rankers.gbrt import GBRT, counting_from
+from twinrank.reference.rankers.gbrt import GBRT, Watch, counting_from
 from twinrank.reference.trees.tree import grow_trees
 
 __all__ = ["RandomForest", "IGBRT", "grow_forest", "grow_trees", "run_forest", "tree_sample",
@@ -227,11 +227,14 @@ class IGBRT(GBRT):
         """Grow the forest, then boost from its scores.
 
         ``callback`` sees the forest's trees as iterations ``1 .. rf_n_trees`` and the
-        boosted trees after them.
+        boosted trees after them; stopped (True) during the forest, the model is the forest so
+        far and no boosted tree.
         """
         forest = params.forest
         forest.feature_costs_ = self.feature_costs_  # read once, by this fit
-        forest_model = forest.fit_model(params.forest_params, train, valid, init_score=None, callback=callback)
-        return self._boost_runs(train, valid, params.boost, forest_model, "igbrt",
+        watch = Watch(callback)
+        forest_model = forest.fit_model(params.forest_params, train, valid, init_score=None, callback=watch)
+        boost = dataclasses.replace(params.boost, n_trees=0) if watch.stopped else params.boost
+        return self._boost_runs(train, valid, boost, forest_model, "igbrt",
                                 counting_from(forest.n_trees, callback), 1, init_score)
 

@@ -140,19 +140,23 @@ class GBRT(BoostedRanker):
 
     def _boost_runs(self, train, valid, params, init_model, algorithm, callback, n_runs,
                     init_score=None):
-        """``n_runs`` boosting runs of the squared error, averaged into one Ensemble."""
+        """``n_runs`` boosting runs of the squared error, averaged into one Ensemble.
+
+        A ``callback`` that returns True ends the run it stopped, and no later run starts: the
+        model averages the runs so far."""
         loss, runs, done = self.engine.squared_error(train.y), [], 0
         costs = self.cost_ledger(params.tree.cost_lambda, init_model)  # shared by the runs
         base_score = loss.baseline() if init_model is None else 0.0
         for i in range(n_runs):
             run_params = dataclasses.replace(params, seed=params.seed + i)
-            rounds = []  # run i's iterations: the rounds it ran, trees early stopping drops included
+            run = Watch(counting_from(done, callback))  # run i's iterations, early stopping's dropped trees too
             runs.append(run_boosting(
                 self.engine, train, loss, run_params, valid=valid, init_model=init_model,
                 init_scores=init_score, algorithm=algorithm, model_params=self._model_params(),
-                base_score=base_score, callback=_noting(rounds, counting_from(done, callback)),
-                costs=costs))
-            done += len(rounds)
+                base_score=base_score, callback=run, costs=costs))
+            done += len(run.iterations)
+            if run.stopped:
+                break
         return averaged(runs)
 
 
@@ -181,10 +185,17 @@ def counting_from(offset: int, callback):
     return lambda iteration, record: callback(offset + iteration, record)
 
 
-def _noting(iterations: list, callback):
-    """A callback appending every iteration to ``iterations``, then calling ``callback`` if any."""
-    def note(iteration, record):
-        iterations.append(iteration)
-        if callback is not None:
-            callback(iteration, record)
-    return note
+class Watch:
+    """A loop's callback that notes what the loop reports: every ``iterations`` it ran, and
+    whether ``callback`` (None: none) returned True, asking to stop (``stopped``): how a fit
+    of several loops (averaged runs, IGBRT's forest then boosting, McRank's classifiers)
+    knows to start no further loop."""
+
+    def __init__(self, callback):
+        self.callback, self.iterations, self.stopped = callback, [], False
+
+    def __call__(self, iteration, record) -> bool:
+        self.iterations.append(iteration)
+        if self.callback is not None and self.callback(iteration, record):
+            self.stopped = True
+        return self.stopped

@@ -30,6 +30,7 @@ from types import SimpleNamespace
 from twinrank.reference.combination._combine_setup import metric_cutoff
 from twinrank.reference.ensembles.boosting import run_boosting
 from twinrank.reference.errors import ParameterError
+from twinrank.reference.io.data import named_sets
 from twinrank.reference.params import (
     TARGETS,
     BoostParams,
@@ -147,9 +148,10 @@ class LambdaMART(BoostedRanker):
         the optimal step's metric must have a cutoff it can search."""
         super().check_data(params, train, valid, init_score)
         if params.boost.searches_step:
-            metric_cutoff(params.boost.metric)
-        for what, data in (("the training data", train), ("the eval_set", valid)):
-            if data is not None and not data.has_queries:
+            metric_cutoff(params.boost.stopping_metric)
+        for what, data in [("the training data", train)] + [(f"the eval_set {name!r}", data)
+                                                           for name, data in named_sets(valid)]:
+            if not data.has_queries:
                 raise ParameterError(f"{what} was read from a file without query ids (no 'qid:', no group "
                                      "file), which makes one query of all rows; LambdaMART needs the queries")
 
@@ -163,7 +165,7 @@ class LambdaMART(BoostedRanker):
 
     def lambdarank_loss(self, params, train):
         """This twin's LambdaRank loss of ``train`` for the target metric (LambdaRankParams)."""
-        family, k = params.lambdarank.target_of(params.boost.metric)
+        family, k = params.lambdarank.target_of(params.boost.stopping_metric)
         return self.engine.lambdarank(train.y, train.query_offsets, metric=family, k=k,
                                       sigma=params.lambdarank.sigma, truncation=params.lambdarank.truncation,
                                       normalize=params.lambdarank.normalize, qids=train.qids)

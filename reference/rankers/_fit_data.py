@@ -1,0 +1,62 @@
+"""What an estimator's ``fit``, ``predict`` and ``score`` accept, read into :class:`Dataset` s.
+
+The training data are a Dataset, or arrays ``X, y, qid`` (scikit-learn's and XGBoost's
+``qid``: the query of every row, rows of a query contiguous). Validation data
+(``eval_set``) are a list of ``(X, y, qid)`` tuples or Datasets, each scored after every
+tree under its name (``eval_names``; by default ``"valid"``, ``"valid_1"``, ``"valid_2"``,
+...): the history key ``"valid:ndcg@10"`` is the first set's NDCG@10.
+"""
+from __future__ import annotations
+
+from twinrank.reference.errors import ParameterError
+from twinrank.reference.io.data import Dataset, eval_set_name
+
+
+def as_dataset(X, y=None, qid=None, *, what: str = "training data") -> Dataset:
+    """A Dataset from a Dataset, or from ``X, y, qid`` arrays (rows of a query contiguous)."""
+    if isinstance(X, Dataset):
+        if y is not None or qid is not None:
+            raise ParameterError(f"{what}: give a Dataset or X, y, qid arrays, not both")
+        return X
+    if y is None or qid is None:
+        raise ParameterError(f"{what}: X, y and qid are all needed (or pass a Dataset)")
+    return Dataset.from_qid(X, y, qid)
+
+
+def eval_sets(eval_set, eval_names=None) -> list | None:
+    """``eval_set`` as ``[(name, Dataset), ...]`` (None for none), the loops' validation sets.
+
+    ``eval_set`` is a list of ``(X, y, qid)`` tuples or Datasets (scikit-learn's and
+    LightGBM's convention); a lone Dataset is taken as the list of it. ``eval_names``
+    names them, one name each, as LightGBM's ``eval_names``; by default the first is
+    ``"valid"`` and the ``i``-th ``"valid_i"``. A name is a non-empty string without ``:``
+    (the history's keys are ``"<name>:<metric>"``), not ``"train"`` (``eval_train``'s), and
+    not given twice.
+    """
+    if isinstance(eval_set, Dataset):
+        eval_set = [eval_set]
+    if eval_set is None or (isinstance(eval_set, (list, tuple)) and len(eval_set) == 0):
+        if eval_names is not None and len(eval_names) > 0:
+            raise ParameterError(f"eval_names={list(eval_names)!r} names no eval_set")
+        return None
+    if not isinstance(eval_set, (list, tuple)) or not all(isinstance(e, (tuple, Dataset)) for e in eval_set):
+        inner = next((e for e in eval_set if not isinstance(e, (tuple, Dataset))), None) \
+            if isinstance(eval_set, (list, tuple)) else None
+        raise ParameterError(f"eval_set must be a list of (X, y, qid) tuples or Datasets, e.g. "
+                             f"eval_set=[valid]; got {type(eval_set).__name__}"
+                             + (f" of {type(inner).__name__}" if inner is not None else ""))
+    names = [eval_set_name(i) for i in range(len(eval_set))] if eval_names is None else list(eval_names)
+    _check_names(names, len(eval_set))
+    return [(name, as_dataset(*entry, what=f"eval_set {name!r}") if isinstance(entry, tuple) else entry)
+            for name, entry in zip(names, eval_set)]
+
+
+def _check_names(names: list, n_sets: int) -> None:
+    if len(names) != n_sets:
+        raise ParameterError(f"eval_names has {len(names)} names for {n_sets} eval sets: give one name per set")
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name or ":" in name or name == "train":
+            raise ParameterError(f"eval_names[{i}] = {name!r}: a name is a non-empty string without ':' and not "
+                                 "'train' (the training set's metrics, eval_train=True)")
+        if name in names[:i]:
+            raise ParameterError(f"eval_names names {name!r} twice")
