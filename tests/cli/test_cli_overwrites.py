@@ -83,3 +83,20 @@ def test_a_retrained_private_model_stays_private(tmp, capsys):
     assert main(["train", "--train", str(tmp / "train.txt"), "--model", str(tmp / "m.json"), *FAST,
                  "--seed", "3"]) == 0
     assert (tmp / "m.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_grid_refuses_outputs_over_its_folds_or_each_other(tmp, capsys):
+    (tmp / "folds" / "Fold1").mkdir(parents=True)
+    for name in ("train", "vali", "test"):
+        write_letor(ranking_data(seed=1, n_queries=6), tmp / "folds" / "Fold1" / f"{name}.txt")
+    grid = ["grid", "--folds", str(tmp / "folds"), "--param", "max_leaves=3", "--quiet"]
+    before = (tmp / "folds" / "Fold1" / "vali.txt").read_bytes()
+    refused(capsys, [*grid, "--output", str(tmp / "folds" / "Fold1" / "vali.txt")], "--output", "Fold1/vali.txt")
+    assert (tmp / "folds" / "Fold1" / "vali.txt").read_bytes() == before
+    refused(capsys, [*grid, "--output", str(tmp / "r.csv"), "--plot", str(tmp / "r.png")], "--plot's data",
+            "--output")
+
+
+def test_diagnose_refuses_a_plot_over_its_data(tmp, capsys):
+    refused(capsys, ["diagnose", "bias-variance", "--algorithm", "gbrt", "--train", str(tmp / "train.txt"),
+                     "--test", str(tmp / "m.json"), "--plot", str(tmp / "train.txt")], "--plot", "--train")

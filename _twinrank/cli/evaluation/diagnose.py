@@ -107,11 +107,11 @@ def run(args) -> int:
     for path, flag in ((args.train, "--train"), (args.test, "--test")):
         check_input(path, flag)
     check_output(args.plot, "--plot")
+    check_overwrites({"--plot": args.plot}, {"--train": args.train, "--test": args.test})
     if args.plot:
         _require_matplotlib()
     if args.save_scores:
         _check_folder(args.save_scores)
-    check_overwrites({"--plot": args.plot}, {"--train": args.train, "--test": args.test})
     train = read_letor(args.train, **reading_options(args))
     test = read_letor(args.test, **reading_options(args))
     require_queries(train, args.train, "--train", "the samples are drawn query by query")
