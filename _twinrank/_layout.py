@@ -8,7 +8,9 @@ feature adds to a score), ``losses``, ``ensembles`` (the loops),
 (``"metrics"``, ``"objectives"``): the twin registry, :func:`twinrank.testing.assert_twins_agree`
 and the command line name modules that way, and :func:`twin_module` finds the twin's module.
 A module only the reference has (the shared data model: ``data``, ``model``, ``params`` ...) is
-the reference's in both twins.
+the reference's in both twins. A folder whose every module is shared (``plot``: drawings of a fitted
+model, which read nothing else) has in the fast twin only its package face, an ``__init__.py``
+that imports the reference's (``SHARED_FOLDERS``), so ``twinrank.fast.plot`` is an import path too.
 
 Release 0.1 kept every module in one flat folder per twin. Its import paths
 (``twinrank.reference.metrics``, ``twinrank.fast.cli``, ``twinrank.testing.exercises``) keep
@@ -42,6 +44,7 @@ REFERENCE_FOLDERS = {
                 "transfer",
                 "missing"],
     "analysis": ["diagnostics", "staged", "pools", "grid", "cost"],
+    "plot": ["_fitted", "importance", "metric_history", "tree_diagram"],
 }
 FAST_FOLDERS = {
     "": ["engine"],
@@ -61,6 +64,7 @@ FAST_FOLDERS = {
     "analysis": ["diagnostics", "staged", "cost"],
 }
 FOLDERS = {"reference": REFERENCE_FOLDERS, "fast": FAST_FOLDERS}
+SHARED_FOLDERS = ["plot"]  # the reference's modules; the fast twin's folder holds their face only
 
 # The floors (docs/architecture.md; tests/project/test_floors.py holds the code to them): a module imports
 # only its own folder and folders on its floor or below. A twin's root modules are the shared data
@@ -74,7 +78,7 @@ FLOORS = [
     ("the seam", ["reference.engine", "fast.engine"]),
     ("loops", ["reference.ensembles", "fast.ensembles", "executors"]),
     ("rankers", ["reference.rankers", "fast.rankers"]),
-    ("analysis", ["reference.analysis", "fast.analysis"]),
+    ("analysis", ["reference.analysis", "fast.analysis", "reference.plot"]),  # plot: reads a fitted model
     ("tools", ["testing", "grading"]),
     ("command line", ["cli"]),
 ]

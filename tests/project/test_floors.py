@@ -183,6 +183,21 @@ def test_no_fast_module_only_re_exports():
         assert own, f"{path.relative_to(ROOT)} only re-exports"
 
 
+def test_a_shared_folder_is_only_a_face_in_the_fast_twin():
+    """A folder of shared modules (``_layout.SHARED_FOLDERS``) holds, in the fast twin, one ``__init__.py``
+    importing the reference's folder; every other fast folder is in the layout table."""
+    for init in sorted((ROOT / "fast").glob("*/__init__.py")):
+        folder = init.parent.name
+        if folder in _layout.SHARED_FOLDERS:
+            assert folder in _layout.REFERENCE_FOLDERS and folder not in _layout.FAST_FOLDERS, folder
+            assert [p.name for p in init.parent.glob("*.py")] == ["__init__.py"], folder
+            imported = {node.module for node in ast.walk(ast.parse(init.read_text()))
+                        if isinstance(node, (ast.ImportFrom))}
+            assert imported == {f"twinrank.reference.{folder}"}, folder
+        else:
+            assert folder in _layout.FAST_FOLDERS, folder
+
+
 def test_no_command_line_inside_an_algorithm_folder():
     for twin in ("reference", "fast", "testing"):
         for path in (ROOT / twin).rglob("*.py"):
