@@ -112,7 +112,9 @@ def thread_count(text: str) -> int:
 def add_reading_options(parser: argparse.ArgumentParser, labels: bool = True) -> None:
     """Add the reader's options: ``--zero-based``, ``--max-features`` and (with ``labels``) ``--max-label``."""
     parser.add_argument("--zero-based", action="store_true",
-                        help="feature ids start at 0, not 1 (default: 1-based, as in LETOR and SVMlight)")
+                        help="feature ids start at 0, not 1 (default: 1-based, as in LETOR and SVMlight); "
+                             "id j is then column j of X, which twinrank names f(j+1) as always (inspect, "
+                             "dump_tree, export): id 0 is f1")
     parser.add_argument("--max-features", type=_limit(int), default=MAX_FEATURES, metavar="N|none",
                         help="refuse data whose largest feature id makes more than N features, naming the "
                              f"line, before memory is allocated; 'none': no limit (default: {MAX_FEATURES:,}; "

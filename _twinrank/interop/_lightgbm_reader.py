@@ -65,7 +65,7 @@ def from_lightgbm_text(text: str, source: str = "<string>") -> Ensemble:
     trees = [_tree(fields, n_features, f"{source}:{line}: Tree={i}") for i, (line, fields) in enumerate(blocks)]
     weight = 1.0 / len(trees) if "average_output" in header and trees else 1.0
     return Ensemble(trees=trees, tree_weights=np.full(len(trees), weight), base_score=0.0,
-                    n_features=n_features, algorithm="lightgbm", params=_params(header, n_features))
+                    n_features=n_features, algorithm="lightgbm", params=_params(header, n_features, source))
 
 
 def _sections(lines: list, source: str):
@@ -94,10 +94,14 @@ def _sections(lines: list, source: str):
     return header, blocks
 
 
-def _params(header: dict, n_features: int) -> dict:
+def _params(header: dict, n_features: int, source: str) -> dict:
+    """The objective, and the file's feature names unless they are LightGBM's or twinrank's defaults."""
     params = {"objective": header.get("objective", ("",))[0]}
     names = header.get("feature_names", ("",))[0].split()
-    if names and not (len(names) == n_features and _default_names(names)):
+    if names and len(names) != n_features:
+        raise ModelFormatError(f"{source}:{header['feature_names'][1]}: feature_names= has {len(names)} "
+                               f"names for the {n_features} features of max_feature_idx={n_features - 1}")
+    if names and not _default_names(names):
         params["feature_names"] = names
     return params
 

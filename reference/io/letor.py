@@ -99,7 +99,9 @@ def read_letor(path, *, n_features: int | None = None, query_file=None, zero_bas
     query_file : str or PathLike or None
         A group file of query sizes; None looks for one next to ``path``.
     zero_based : bool
-        Feature ids start at 0 instead of 1.
+        Feature ids start at 0 instead of 1: id ``j`` is column ``j`` of ``X``. twinrank's
+        names do not move: column ``j`` is ``f{j+1}`` whichever the file's base (``dump_tree``,
+        ``twinrank inspect``, the LightGBM export), so a 0-based file's id 0 is ``f1``.
     max_features : int or None
         Without ``n_features``, the widest data accepted (default 65,536; None: no limit):
         an id beyond it is an error naming its line, raised while the file is read, before

@@ -5,7 +5,9 @@ importances are: for each feature, the number of internal nodes splitting on it 
 the sum of those nodes' gains (the loss reduction the grower recorded, before
 shrinkage and tree weights), over every tree of the model, its prior model (IGBRT's
 forest), every classifier of McRank and cumulative regression and every member of a
-BL-MART bag. Features are numbered as in the data file (1-based).
+BL-MART bag. Features are numbered as in the data file (1-based): ``fK`` is feature K, column
+K - 1 of ``X`` (a file read with ``--zero-based`` has its id 0 as ``f1``); a model imported from
+LightGBM (``twinrank import``) that carries its own ``feature_names`` is shown with those.
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int, metavar="N", help="show only the N features of largest gain (default: all used)")
     p.add_argument("--dump", action="store_true", help="also print every tree, one node per line")
     p.add_argument("--json", action="store_true",
-                   help='print JSON: {"summary": {...}, "importance": [{"feature", "splits", "gain"}, ...]}')
+                   help='print JSON: {"summary": {...}, "importance": [{"feature", "splits", "gain"}, ...]} '
+                        '(and "name" for a model imported with its feature names)')
     add_accept_edited_option(p)
     p.set_defaults(run=run)
 
@@ -39,7 +42,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     check_input(args.model, "--model")
     model = read_model(args)
-    table = importance(model)
+    names = feature_names(model)
+    table = importance(model, names)
     n_used, total_gain = len(table), sum(row["gain"] for row in table)
     if args.top is not None:
         table = table[:args.top]
@@ -50,9 +54,16 @@ def run(args) -> int:
     lines += ["", *importance_lines(table, model.n_features, n_used, total_gain)]
     if args.dump:
         for name, ensemble in ensembles(model):
-            lines += ["", *dump_lines(ensemble, name)]
+            lines += ["", *dump_lines(ensemble, name, names)]
     print("\n".join(lines))
     return 0
+
+
+def feature_names(model) -> list | None:
+    """The feature names a model imported from LightGBM carries (``params["feature_names"]``, one per
+    column of ``X``; the importer keeps a file's own names, not LightGBM's ``Column_j`` defaults), else
+    None: features are then ``fK``, 1-based."""
+    return (getattr(model, "params", None) or {}).get("feature_names")
 
 
 def ensembles(model) -> list:
@@ -75,27 +86,32 @@ def _parts(model) -> list:
     return [("", model)]
 
 
-def importance(model) -> list:
+def importance(model, names=None) -> list:
     """``[{"feature": id, "splits": n, "gain": g}]`` of the features split on, largest gain first.
 
     ``feature`` is 1-based, as in the data file; ``splits`` counts the internal nodes
-    on the feature and ``gain`` sums their gains, over every tree of every ensemble.
+    on the feature and ``gain`` sums their gains, over every tree of every ensemble; with
+    ``names`` (an imported model's feature names), each row also has its ``"name"``.
     """
     parts = [e for _, e in ensembles(model)]
     splits = sum(feature_importances(e, "split") for e in parts)  # (n_features,)
     gain = sum(feature_importances(e, "gain") for e in parts)  # (n_features,)
     used = np.flatnonzero(splits)
     order = used[np.lexsort((used, -gain[used]))]  # largest gain first, then lowest id
-    return [{"feature": int(f) + 1, "splits": int(splits[f]), "gain": float(gain[f])} for f in order]
+    return [{"feature": int(f) + 1, "splits": int(splits[f]), "gain": float(gain[f]),
+             **({"name": names[f]} if names else {})} for f in order]
 
 
 def importance_lines(table: list, n_features: int, n_used: int, total_gain: float) -> list:
-    """The importance table as text; ``share`` is the feature's part of the gain of every split."""
+    """The importance table as text; ``share`` is the feature's part of the gain of every split; rows
+    with a ``name`` (an imported model's feature names) get a column of it."""
     total = total_gain or 1.0
     shown = "" if len(table) == n_used else f", the top {len(table)} shown"
+    named = any("name" in r for r in table)
     lines = [f"feature importance ({n_used} of {n_features} features split on{shown}; ids as in the data file)",
-             f"{'feature':>8}  {'splits':>7}  {'gain':>12}  {'share':>6}"]
-    lines += [f"{r['feature']:>8}  {r['splits']:>7}  {r['gain']:>12.6g}  {r['gain'] / total:>6.1%}" for r in table]
+             f"{'feature':>8}  {'splits':>7}  {'gain':>12}  {'share':>6}" + ("  name" if named else "")]
+    lines += [f"{r['feature']:>8}  {r['splits']:>7}  {r['gain']:>12.6g}  {r['gain'] / total:>6.1%}"
+              + (f"  {r['name']}" if named else "") for r in table]
     return lines
 
 
@@ -136,6 +152,21 @@ def history_summary(key: str, values: list) -> dict:
     return found
 
 
+BRANCHES = {  # what a DART / X-DART iteration did, by the word its history records (the order shown)
+    "add": "added a tree, none dropped",
+    "normalize": "kept the dropped trees, rescaled by DART's normalisation (k/(k + learning_rate)), "
+                 "and added a tree",
+    "prune": "pruned the dropped trees (X-DART) and added a tree",
+}
+
+
+def _branch_text(h: dict) -> str:
+    """``"212 iterations: 1 added a tree, none dropped; 160 kept the dropped trees, ..."``."""
+    done = [f"{h['counts'][word]} {what}" for word, what in BRANCHES.items() if word in h["counts"]]
+    done += [f"{n} {word}" for word, n in h["counts"].items() if word not in BRANCHES]
+    return f"{h['n']} iterations: " + "; ".join(done)
+
+
 def _history_text(h: dict) -> str:
     if "counts" in h:
         return f"{h['n']} values, last {h['last']}; " + ", ".join(f"{w} {n}" for w, n in h["counts"].items())
@@ -167,35 +198,39 @@ def summary_lines(model, path) -> list:
         rows.append(("best iteration", s["best_iteration"]))
     if s["missing"]:
         rows.append(("missing values", s["missing"]))
-    rows += [(key, _history_text(h)) for key, h in s["history"].items()]
+    for key, h in s["history"].items():
+        text = _branch_text(h) if key == "branch" and "counts" in h else _history_text(h)
+        rows += [(key if i == 0 else "", line) for i, line in enumerate(textwrap.wrap(text, 84))]
     shown = {k: v for k, v in s["params"].items() if v is not None}
     text = " ".join(f"{k}={v}" for k, v in shown.items()) or "(none stored)"
     rows += [("parameters" if i == 0 else "", line) for i, line in enumerate(textwrap.wrap(text, 84))]
     return rows
 
 
-def dump_lines(ensemble, name: str = "") -> list:
-    """Every tree of ``ensemble``, one node per line, children indented under their parent."""
+def dump_lines(ensemble, name: str = "", names=None) -> list:
+    """Every tree of ``ensemble``, one node per line, children indented under their parent; features
+    named ``fK`` (1-based), or by ``names`` (one per column of ``X``)."""
     lines = []
     for t, (tree, weight) in enumerate(zip(ensemble.trees, ensemble.tree_weights)):
         lines.append(f"{name + ': ' if name else ''}tree {t} (weight {weight:g}, {tree.n_leaves} leaves)")
-        lines += _node_lines(tree, 0, 1)
+        lines += _node_lines(tree, 0, 1, names)
     return lines
 
 
-def _node_lines(tree, k: int, depth: int) -> list:
+def _node_lines(tree, k: int, depth: int, names=None) -> list:
     pad = "  " * depth
     if tree.left[k] < 0:
         return [f"{pad}{k}: leaf {tree.value[k]:.6g} (rows {tree.count[k]})"]
-    f, thr = int(tree.feature[k]) + 1, tree.threshold[k]
-    children = {int(tree.left[k]): f"f{f} <= {thr:.6g}", int(tree.right[k]): f"f{f} > {thr:.6g}"}
+    f, thr = int(tree.feature[k]), tree.threshold[k]
+    feature = names[f] if names else f"f{f + 1}"
+    children = {int(tree.left[k]): f"{feature} <= {thr:.6g}", int(tree.right[k]): f"{feature} > {thr:.6g}"}
     missing = int(tree.missing[k])
     if missing in children:
         children[missing] += " or missing"
     else:
-        children[missing] = f"f{f} missing"
-    lines = [f"{pad}{k}: split on f{f} at {thr:.6g} (gain {tree.gain[k]:.6g}, rows {tree.count[k]})"]
+        children[missing] = f"{feature} missing"
+    lines = [f"{pad}{k}: split on {feature} at {thr:.6g} (gain {tree.gain[k]:.6g}, rows {tree.count[k]})"]
     for child, test in children.items():
         lines.append(f"{pad}  if {test}:")
-        lines += _node_lines(tree, child, depth + 2)
+        lines += _node_lines(tree, child, depth + 2, names)
     return lines
