@@ -38,6 +38,8 @@ def _chosen(ranker, tree: int):
     """The tree numbered ``tree``, its title and the model's feature names."""
     model = fitted_model(ranker)
     trees = numbered_trees(model)
+    if not trees:
+        raise ParameterError("the model has no tree to draw: its fit grew none")
     if not isinstance(tree, Integral) or isinstance(tree, bool) or not 0 <= tree < len(trees):
         raise ParameterError(f"tree must be a number from 0 to {len(trees) - 1} (the model has {len(trees)} "
                              f"trees), got {tree!r}")

@@ -4,6 +4,7 @@ Each test reads the drawing back from the matplotlib Axes (Agg backend): the bar
 importances counted here from the trees' arrays, the lines' data are the history, the tree's text
 labels are its nodes.
 """
+import dataclasses
 import sys
 
 import numpy as np
@@ -252,6 +253,9 @@ def test_tree_refusals(fitted):
     for bad in (n, -1, 1.5, True):
         with pytest.raises(ParameterError, match=f"tree must be a number from 0 to {n - 1}"):
             plot_tree(fitted["gbrt"], bad)
+    empty = dataclasses.replace(fitted["gbrt"].model_, trees=[], tree_weights=np.zeros(0))
+    with pytest.raises(ParameterError, match="the model has no tree to draw"):
+        plot_tree(empty)
 
 
 def test_the_digraph_has_the_same_labels(fitted):
