@@ -1,11 +1,13 @@
 """``plot_metric``: a metric recorded while training, one line per data set (LightGBM's ``plot_metric``).
 
-A fitted estimator's ``history_`` holds one list per key, one value per iteration: the
-metric on each evaluation set (``"valid:ndcg@10"``, ``"train:ndcg@10"`` with ``eval_train``),
-and with a prefix for models made of several ensembles (``"y>1:valid:ndcg@10"``, McRank's
-classifier of the threshold 1; ``"run0:valid:ndcg@10"``, GBRT's averaged runs). The text after
-the last colon names the metric; the text before it, the line. Keys without a colon are not
-metrics (``alpha``, DART's ``dropped``, ``branch``, ``size``, ``valid_loss``) and are not drawn.
+A fitted estimator's ``history_`` holds one list per key, one value per iteration:
+``"<set>:<metric>"`` for every metric on every evaluation set (``"valid:ndcg@10"``, then
+``"valid_1:ndcg@10"`` for a second ``eval_set``, or the ``eval_names`` given to ``fit``;
+``"train:ndcg@10"`` with ``eval_train``), with a prefix for models made of several ensembles
+(``"y>1:valid:ndcg@10"``, McRank's classifier of the threshold 1; ``"run0:valid:ndcg@10"``,
+GBRT's averaged runs). As for ``evals_result_``, the text after the last colon names the metric
+and the text before it the set: one line per set. Keys without a colon are not metrics
+(``alpha``, DART's ``dropped``, ``branch``, ``size``, ``valid_loss``) and are not drawn.
 
 A model (not an estimator) has the same keys in ``history``; a BL-MART bag, whose estimator's
 ``history_`` is empty, draws its members' histories (``"member0:valid:ndcg@10"``, ...).

@@ -153,6 +153,19 @@ def test_the_lines_are_the_history(fitted):
 SEVERAL = ("mcrank", "cumulative regression", "bl-mart")  # models of several ensembles
 
 
+@pytest.mark.parametrize("engine", ["reference", "fast"])
+def test_several_eval_sets_and_metrics_draw_a_line_per_set(engine):
+    estimator = LambdaMART if engine == "reference" else FastLambdaMART
+    train, sets = ranking_data(30, 10, 4, seed=7), [ranking_data(10, 10, 4, seed=s) for s in (8, 9)]
+    ranker = estimator(n_trees=3, metric=["ndcg@5", "map"], **SMALL).fit(train, eval_set=sets)
+    assert lines(plot_metric(ranker)).keys() == {"valid", "valid_1"}  # the first metric, ndcg@5
+    drawn = lines(plot_metric(ranker, "map"))
+    assert drawn == {name: ([1, 2, 3], ranker.evals_result_[name]["map"]) for name in ("valid", "valid_1")}
+    named = estimator(n_trees=2, metric="map", **SMALL).fit(train, eval_set=sets, eval_names=["web", "news"])
+    assert {k: v[1] for k, v in lines(plot_metric(named)).items()} == {
+        "web": named.history_["web:map"], "news": named.history_["news:map"]}
+
+
 @pytest.mark.parametrize("kind", [k for k in KINDS if k not in SEVERAL])
 def test_every_one_ensemble_kind_draws_its_validation_metric(fitted, kind):
     ranker = fitted[kind]
