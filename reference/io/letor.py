@@ -48,7 +48,8 @@ file, the 1-based line and the token):
 
 :func:`write_letor` writes the same format so that reading the file back gives
 the same data set bit for bit (``NULL`` for NaN, shortest float32 decimals).
-Score files (:func:`read_scores`, :func:`write_scores`) hold one number per line.
+Score files (:func:`read_scores`, :func:`write_scores`) hold one number per line; contribution
+files (:func:`write_contributions`) one row of numbers per line.
 Every writer is atomic: a temporary file in the target folder, then ``os.replace``.
 
 Speed: each line is split once in Python; the ``id:value`` tokens of a block of
@@ -261,3 +262,18 @@ def write_scores(path, scores) -> None:
                              "read_scores would refuse the file")
     with atomic_output(path) as out:
         out.write("".join(f"{s!r}\n" for s in scores.tolist()).encode("ascii"))
+
+
+def contribution_lines(contributions) -> str:
+    """One line per row of the (n_rows, n_columns) matrix: its numbers as the shortest decimals that
+    read back to the same float64, separated by spaces (``numpy.loadtxt`` reads it back bit for bit)."""
+    contributions = np.asarray(contributions, dtype=np.float64)
+    if contributions.ndim != 2:
+        raise ParameterError(f"contributions must be 2-D (n_rows, n_features + 1), got shape {contributions.shape}")
+    return "".join(" ".join(map(repr, row)) + "\n" for row in contributions.tolist())
+
+
+def write_contributions(path, contributions) -> None:
+    """Write :func:`contribution_lines` of ``contributions`` atomically (gzip if ``path`` ends in ``.gz``)."""
+    with atomic_output(path) as out:
+        out.write(contribution_lines(contributions).encode("ascii"))

@@ -37,6 +37,8 @@ COMMANDS = {  # every command taking --model, with its variants: the arguments a
     "predict --trees 1": ["predict", "--data", "{d}/test.txt", "--output", "{d}/scores.txt", "--trees", "1"],
     "predict --exit-every 1": ["predict", "--data", "{d}/test.txt", "--output", "{d}/scores.txt",
                                "--exit-every", "1"],
+    "predict --contributions": ["predict", "--data", "{d}/test.txt", "--output", "{d}/contributions.txt",
+                                "--contributions"],
     "inspect": ["inspect", "--dump"],
     "inspect --json": ["inspect", "--json"],
     "export": ["export", "--output", "{d}/model.txt"],
@@ -50,8 +52,8 @@ def refused(kind: str, command: str) -> bool:
     """Whether ``command`` must refuse a model of ``kind`` (and why, in the comments)."""
     if kind in SEVERAL and command in ("export", "export --trees 1"):
         return True  # not one sum of trees: LightGBM's model cannot hold it
-    if kind in SEVERAL and "--exit-every" in command:
-        return True  # early exits stop one sum of trees
+    if kind in SEVERAL and ("--exit-every" in command or "--contributions" in command):
+        return True  # early exits stop one sum of trees; contributions are shares of one (the bag's minmax)
     if kind == "bl-mart" and "--trees" in command:
         return True  # a bag is scored whole
     return kind in ("dart", "x-dart") and "--trees 1" in command  # rescaled trees: no model of 1 tree

@@ -1,4 +1,5 @@
-"""``twinrank predict``: score a LETOR file with a saved model, one score per line."""
+"""``twinrank predict``: score a LETOR file with a saved model, one score per line (or, with
+``--contributions``, each feature's share of each score, one row per line)."""
 from __future__ import annotations
 
 import sys
@@ -21,7 +22,7 @@ from twinrank.cli._common import (
     require_queries,
 )
 from twinrank.cli.evaluation.cost import add_exit_options, exits_from_args
-from twinrank.reference.errors import DataFormatError, ParameterError
+from twinrank.reference.errors import DataFormatError, ModelFormatError, ParameterError
 
 
 def add_parser(sub) -> None:
@@ -38,6 +39,11 @@ def add_parser(sub) -> None:
                    help="score with the first K trees only, or 'best': the first best-iteration trees "
                         "(IGBRT: K boosted trees on its whole forest; McRank: K trees of every "
                         "classifier; a random forest averages its first K) (default: every tree)")
+    p.add_argument("--contributions", action="store_true",
+                   help="write each row's per-feature contributions instead of its score (exact path-dependent "
+                        "TreeSHAP, LightGBM's pred_contrib): a line of n_features + 1 numbers, f1 ... fN and "
+                        "then the base value, adding up to the row's score; for a model that is a sum of trees "
+                        "(default: scores)")
     p.add_argument("--allow-fewer-features", action="store_true",
                    help="score a file whose largest feature id is below the model's width: the "
                         "features it lacks are read as 0.0, the format's absent-feature value (not "
@@ -52,7 +58,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from twinrank.fast.runtime._threads import threads
-    from twinrank.reference.io.letor import read_letor, write_scores
+    from twinrank.reference.io.letor import contribution_lines, read_letor, write_contributions, write_scores
     from twinrank.reference.io.model import BagModel, McRankModel
 
     check_input(args.model, "--model")
@@ -60,6 +66,9 @@ def run(args) -> int:
     check_output(args.output, "--output")
     check_overwrites({"--output": args.output}, {"--model": args.model, **data_inputs("--data", args.data)})
     exits = exits_from_args(args)
+    if args.contributions and exits is not None:
+        raise ParameterError("--contributions explains the whole sum of trees; early exits (--exit-every) stop "
+                             "it document by document: give one or the other")
     model = read_model(args)
     if isinstance(model, BagModel) and exits is not None:
         raise ParameterError(f"{args.model}: a BL-MART bag (bl-mart) is scored whole, its members' scores "
@@ -70,7 +79,15 @@ def run(args) -> int:
         raise DataFormatError(args.data, None, f"has {data.n_features_in_file} features (its largest feature "
                                                f"id) but the model takes {model.n_features}; pass "
                                                "--allow-fewer-features to read the missing ones as 0.0")
-    if exits is not None:
+    if args.contributions:
+        contributions = engine_module(args.engine, "contributions").predict_contributions
+
+        def predict(model, X):
+            try:
+                return contributions(model, X)
+            except ModelFormatError as e:
+                raise ModelFormatError(f"{args.model}: {e}") from None
+    elif exits is not None:
         if isinstance(model, McRankModel):
             raise ParameterError(f"{args.model}: {model.described} ({model.algorithm}) scores by expected "
                                  "relevance over its classifiers, not by one sum of trees: no early exits")
@@ -90,12 +107,14 @@ def run(args) -> int:
     with threads(args.threads):
         scores = predict(model, data.X)
     if args.output == STDOUT:
-        sys.stdout.write("".join(f"{s!r}\n" for s in scores.tolist()))
+        sys.stdout.write(contribution_lines(scores) if args.contributions
+                         else "".join(f"{s!r}\n" for s in scores.tolist()))
         where = "standard output"
     else:
-        write_scores(args.output, scores)
+        (write_contributions if args.contributions else write_scores)(args.output, scores)
         where = args.output
-    print(f"scored {data.n_rows} rows of {data.n_queries} queries; scores written to {where}", file=sys.stderr)
+    what = f"contributions (f1 ... f{model.n_features}, then the base value)" if args.contributions else "scores"
+    print(f"scored {data.n_rows} rows of {data.n_queries} queries; {what} written to {where}", file=sys.stderr)
     return 0
 
 
