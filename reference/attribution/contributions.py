@@ -194,6 +194,7 @@ def tree_contributions(tree: Tree, X) -> np.ndarray:
     return phi
 
 
+# --8<-- [start:recurse]
 def _recurse(tree: Tree, X, phi, j: int, m: Path, p_z: float, p_o: np.ndarray, p_i: int) -> None:
     r"""RECURSE(j, m, p_z, p_o, p_i) of Algorithm 2: node ``j`` reached along path ``m``, whose last
     step, on feature $p_i$, kept the share $p_z$ of the training rows and $p_o$ of each row."""
@@ -211,6 +212,7 @@ def _recurse(tree: Tree, X, phi, j: int, m: Path, p_z: float, p_o: np.ndarray, p
         m = unwind(m, k)
     for c in _children(tree, j):
         _recurse(tree, X, phi, c, m, tree.count[c] / tree.count[j] * i_z, i_o * (hot == c), d)
+# --8<-- [end:recurse]
 
 
 def _child_taken(tree: Tree, j: int, values: np.ndarray) -> np.ndarray:
@@ -240,6 +242,7 @@ class Path:
     weight: list
 
 
+# --8<-- [start:extend]
 def extend(m: Path, p_z: float, p_o: np.ndarray, p_i: int) -> Path:
     r"""EXTEND(m, p_z, p_o, p_i): ``m`` with one more feature $p_i$ (a new path; ``m`` is kept).
 
@@ -253,8 +256,10 @@ def extend(m: Path, p_z: float, p_o: np.ndarray, p_i: int) -> Path:
         w[k + 1] = w[k + 1] + p_o * w[k] * (k + 1) / (l + 1)
         w[k] = p_z * w[k] * (l - k) / (l + 1)
     return Path(m.feature + [p_i], m.zero + [p_z], m.one + [p_o], w)
+# --8<-- [end:extend]
 
 
+# --8<-- [start:unwind]
 def unwind(m: Path, i: int) -> Path:
     r"""UNWIND(m, i): ``m`` without element ``i``, as if it had never been extended by it (a new path).
 
@@ -271,8 +276,10 @@ def unwind(m: Path, i: int) -> Path:
         w[j] = np.where(follows, from_above, m.weight[j] * (l + 1) / (z * (l - j)))
     drop = lambda values: values[:i] + values[i + 1:]  # noqa: E731
     return Path(drop(m.feature), drop(m.zero), drop(m.one), w)
+# --8<-- [end:unwind]
 
 
+# --8<-- [start:unwound_sum]
 def unwound_sum(m: Path, i: int) -> np.ndarray:
     r"""$\sum_k \operatorname{UNWIND}(m, i).w_k$ (n_rows,): the Shapley weight of feature ``i`` of the path,
     its subsets of the other features summed (the paper's ``sum(UNWIND(m, i).w)``, without the path)."""
@@ -285,3 +292,4 @@ def unwound_sum(m: Path, i: int) -> np.ndarray:
         n = m.weight[j] - from_above * z * ((l - j) / (l + 1))
         total = total + np.where(follows, from_above, (m.weight[j] / z) / ((l - j) / (l + 1)))
     return total
+# --8<-- [end:unwound_sum]
