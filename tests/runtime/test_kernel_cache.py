@@ -193,3 +193,27 @@ def test_every_kernel_is_cached_by_the_project():
                  and any(line.startswith("from numba import") and "njit" in line or "numba.njit" in line
                          for line in path.read_text().splitlines())]
     assert offenders == []
+
+
+@pytest.mark.parametrize("what", ["a link to the same bytes", "a folder", "a named pipe", "writable by the group"])
+def test_what_is_not_a_private_file_is_removed_unread(tmp_path, what):
+    """The manifest's read, in this process: the path must be this user's own regular file, whatever
+    its bytes (a pipe must not make it wait, a link is not followed)."""
+    from twinrank.fast.runtime._cache_manifest import Manifest
+
+    manifest = Manifest(tmp_path)
+    path = tmp_path / "kernel.nbi"
+    manifest.write(str(path), b"the index")
+    assert manifest.read(str(path)) == b"the index"
+    if what == "writable by the group":
+        path.chmod(0o620)
+    else:
+        path.rename(tmp_path / "elsewhere")
+        if what == "a link to the same bytes":
+            path.symlink_to(tmp_path / "elsewhere")
+        elif what == "a folder":
+            path.mkdir()
+        else:
+            os.mkfifo(path)
+    assert manifest.read(str(path)) is None
+    assert not os.path.lexists(path)
