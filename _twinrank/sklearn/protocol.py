@@ -10,15 +10,18 @@ itself calls import scikit-learn, inside the method: they run only when it is th
 
 Metadata routing (scikit-learn >= 1.4, ``sklearn.set_config(enable_metadata_routing=True)``):
 ``qid`` is requested by ``fit`` and ``score`` by default, since a ranker cannot fit
-or be scored without its queries; ``eval_set``, ``eval_names``, ``init_score`` and ``callback`` are
-routed only when asked for with ``set_fit_request``.
+or be scored without its queries; ``sample_weight`` (one weight per row: scikit-learn slices it
+with the rows), ``eval_set``, ``eval_names``, ``init_score`` and ``callback`` are routed only when
+asked for with ``set_fit_request``, as scikit-learn's own estimators ask for ``sample_weight``.
+``group`` (query sizes) is not routed: a split cuts rows, not sizes; route ``qid``.
 """
 from __future__ import annotations
 
 import copy
 
 # {method: {parameter: request}}; request True (routed), False (not), None (error if passed)
-DEFAULT_REQUESTS = {"fit": {"qid": True, "eval_set": None, "eval_names": None, "init_score": None, "callback": None},
+DEFAULT_REQUESTS = {"fit": {"qid": True, "sample_weight": None, "eval_set": None, "eval_names": None,
+                            "init_score": None, "callback": None},
                     "score": {"qid": True}}
 
 
@@ -48,7 +51,8 @@ class ScikitLearnProtocol:
                     input_tags=InputTags(allow_nan=True))
 
     def set_fit_request(self, **requests):
-        """Route ``qid`` / ``eval_set`` / ``eval_names`` / ``init_score`` / ``callback`` to ``fit`` (True), or not.
+        """Route ``qid`` / ``sample_weight`` / ``eval_set`` / ``eval_names`` / ``init_score`` / ``callback`` to
+        ``fit`` (True), or not.
 
         Each value is True (routed), False (not routed), None (an error if passed) or
         a string (the name the meta-estimator receives it under). Returns ``self``.

@@ -97,6 +97,10 @@ class SquaredError(_reference.SquaredError):
 
     def gradients(self, scores, queries, g, h) -> None:
         _squared_error_kernel(self.y, scores, g, h)
+        self.weighted(g, h)
+
+    def weighted(self, g, h) -> None:
+        _weighted(self.weight, g, h)
 
 
 class Logistic(_reference.Logistic):
@@ -104,6 +108,10 @@ class Logistic(_reference.Logistic):
 
     def gradients(self, scores, queries, g, h) -> None:
         _logistic_kernel(self.y, scores, g, h)
+        self.weighted(g, h)
+
+    def weighted(self, g, h) -> None:
+        _weighted(self.weight, g, h)
 
 
 class LambdaRank(_reference.LambdaRank):
@@ -142,6 +150,23 @@ class LambdaRank(_reference.LambdaRank):
     def gradients(self, scores, queries, g, h) -> None:
         _lambdarank_into(self.y, scores, self.query_offsets, self.every if queries is None else queries,
                          self.kernel_options, g, h, self.ranking)
+        self.weighted(g, h)
+
+    def weighted(self, g, h) -> None:
+        _weighted(self.weight, g, h)
+
+
+def _weighted(weight, g, h) -> None:
+    """The reference's ``Loss.weighted``: ``g``, ``h`` times ``weight`` in place (None: unchanged)."""
+    if weight is not None:
+        over_chunks(_weighted_rows, len(weight), weight, g, h)
+
+
+@njit(cache=True, nogil=True)
+def _weighted_rows(first, last, weight, g, h):
+    for i in range(first, last):
+        g[i] *= weight[i]
+        h[i] *= weight[i]
 
 
 def _squared_error_kernel(y, scores, g, h):

@@ -56,6 +56,8 @@ def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_f
     thresholds = engine.bin_thresholds(train.X, params.max_bins)
     binned = engine.apply_bins(train.X, thresholds)
     gradients, hessians = -train.y, np.ones(train.n_rows)  # leaf value -G/H = mean label
+    if train.weight is not None:  # the weighted mean label, -sum w g / sum w h (the rows' weights)
+        gradients, hessians = gradients * train.weight, hessians * train.weight
     scored = [(train, binned, np.zeros(train.n_rows), "train")]  # running sums of tree scores
     scored += [(data, engine.apply_bins(data.X, thresholds), np.zeros(data.n_rows), name)
                for name, data in named_sets(valid)]

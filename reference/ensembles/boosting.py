@@ -158,6 +158,9 @@ class _Run:
                  base_score):
         self.engine, self.train, self.params = engine, train, params
         self.loss = loss if isinstance(loss, Loss) else Objective(loss)
+        if train.weight is not None and self.loss.weight is None and not isinstance(self.loss, Objective):
+            raise ParameterError("the training rows are weighted (Dataset.weight) but the loss is not: make it "
+                                 "with weight=train.weight (a callable objective weighs its own gradients)")
         self.rng = make_rng(params.seed)
         self.thresholds = engine.bin_thresholds(train.X, params.max_bins)
         self.binned = engine.apply_bins(train.X, self.thresholds)

@@ -48,6 +48,9 @@ class Dataset:
     n_features_in_file : int or None; the largest feature id of the file the rows were
         read from (None when not read from a file). ``X`` is wider when the reader was
         asked for more columns (``read_letor(..., n_features=)``), which it fills with 0.0.
+    weight : ndarray of float64, shape (n_rows,), or None; each row's training weight
+        (finite, >= 0, not all 0), which multiplies its gradient and hessian (``fit(...,
+        sample_weight=)``); None weighs every row 1. Metrics never read it.
     """
 
     X: np.ndarray
@@ -57,6 +60,7 @@ class Dataset:
     comments: np.ndarray | None = None
     has_queries: bool = True
     n_features_in_file: int | None = None
+    weight: np.ndarray | None = None
 
     def __post_init__(self):
         self.X = dense_features(self.X)
@@ -71,6 +75,8 @@ class Dataset:
             self.comments = np.asarray(self.comments, dtype=object)
             if self.comments.shape != (self.n_rows,):
                 raise ParameterError(f"comments has shape {self.comments.shape}, expected ({self.n_rows},)")
+        if self.weight is not None:
+            self.weight = checked_weights(self.weight, self.n_rows)
 
     @classmethod
     def from_qid(cls, X, y, qid, comments=None) -> "Dataset":
@@ -96,6 +102,24 @@ class Dataset:
                 seen[q] = s
         offsets = np.r_[starts, len(qid)].astype(np.int64)
         return cls(X, y, offsets, qids=run_ids, comments=comments)
+
+    @classmethod
+    def from_group(cls, X, y, group) -> "Dataset":
+        """Build from query sizes (LightGBM's ``group``, XGBoost's ``group``): the first
+        ``group[0]`` rows are one query, the next ``group[1]`` the next, ...; each size an
+        integer >= 1, their sum the number of rows."""
+        sizes = np.asarray(group)
+        n_rows = len(np.asarray(y))
+        if sizes.ndim != 1 or not (np.issubdtype(sizes.dtype, np.integer) or (
+                np.issubdtype(sizes.dtype, np.floating) and np.all(sizes == np.round(sizes)))):
+            raise ParameterError(f"group must be 1-D integer query sizes, got {sizes.dtype} of shape {sizes.shape}")
+        if np.any(sizes < 1):
+            q = int(np.flatnonzero(sizes < 1)[0])
+            raise ParameterError(f"group[{q}] = {_plain(sizes[q])!r}: a query size must be >= 1")
+        if int(sizes.sum()) != n_rows:
+            raise ParameterError(f"group sums to {int(sizes.sum())} rows but there are {n_rows}: one size per query, "
+                                 "in row order (LightGBM's group)")
+        return cls(X, y, np.r_[0, np.cumsum(sizes.astype(np.int64))])
 
     @property
     def n_rows(self) -> int:
@@ -128,7 +152,22 @@ class Dataset:
             qids=None if self.qids is None else self.qids[queries],
             comments=None if self.comments is None else self.comments[rows],
             has_queries=self.has_queries, n_features_in_file=self.n_features_in_file,
+            weight=None if self.weight is None else self.weight[rows],
         )
+
+
+def checked_weights(weight, n_rows: int) -> np.ndarray:
+    """``weight`` as float64 of shape (n_rows,), finite and >= 0 with a positive one; else ParameterError
+    naming the first bad entry."""
+    w = np.ascontiguousarray(weight, dtype=np.float64)
+    if w.shape != (n_rows,):
+        raise ParameterError(f"weight has shape {w.shape}, expected ({n_rows},): one weight per row")
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if len(bad):
+        raise ParameterError(f"weight[{bad[0]}] = {w[bad[0]]!r}: a weight must be finite and >= 0")
+    if n_rows and not np.any(w > 0):
+        raise ParameterError("every weight is 0: nothing would be learned")
+    return w
 
 
 VALID = "valid"  # the name of the first eval set: history keys "valid:ndcg@10"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinrank.reference.io.data import checked_weights
 from twinrank.reference.losses._objective_checks import _check_logistic, _check_pointwise
 
 
@@ -41,9 +42,18 @@ class Loss:
     :meth:`gradients` writes $g$ and $h$ of the current scores into the loop's arrays.
     ``constant_hessian`` says $h$ never changes ($h_i = 1$: the histogram needs no
     hessian sums); :meth:`baseline` is the constant $F_0$ a model starts from.
+
+    **Weights.** With row weights $w$ (``weight``, (n_rows,) float64, or None for all 1) the
+    loss is $\sum_i w_i L_i$: every row's gradient and hessian are multiplied by its weight
+    (:meth:`weighted`), so a leaf's Newton value is the weighted $-\sum_i w_i g_i / \sum_i w_i
+    h_i$ and a row of weight 2 counts as the row twice. This is LightGBM's rule for every
+    objective, its LambdaRank too (each document's lambda and hessian times its weight, after
+    the query's lambdas are summed and normalised); XGBoost's one weight per query is this rule
+    with the query's weight on each of its rows.
     """
 
     constant_hessian = False
+    weight = None  # (n_rows,) float64 each row's weight, or None: every row 1
 
     def baseline(self) -> float:
         r"""$F_0 = \arg\min_c L(c)$, the score of a model without trees."""
@@ -57,35 +67,54 @@ class Loss:
         """
         raise NotImplementedError
 
+    def weighted(self, g, h) -> None:
+        r"""$g_i \leftarrow w_i g_i$ and $h_i \leftarrow w_i h_i$, in place (nothing without weights)."""
+        if self.weight is not None:
+            g *= self.weight
+            h *= self.weight
+
+    def _set_weight(self, weight, n_rows: int) -> None:
+        """Keep ``weight`` checked (:func:`~twinrank.reference.io.data.checked_weights`), or None."""
+        self.weight = None if weight is None else checked_weights(weight, n_rows)
+
 
 class SquaredError(Loss):
-    r"""$L = \tfrac12 \sum_i (s_i - y_i)^2$ (:func:`squared_error`); $F_0 = \bar y$."""
+    r"""$L = \tfrac12 \sum_i w_i (s_i - y_i)^2$ (:func:`squared_error`); $F_0 = \sum_i w_i y_i / \sum_i w_i$,
+    the (weighted) mean label."""
 
-    constant_hessian = True
-
-    def __init__(self, y):
+    def __init__(self, y, weight=None):
         self.y = _check_pointwise(y, y)[0]
+        self._set_weight(weight, len(self.y))
+        self.constant_hessian = self.weight is None  # h_i = w_i otherwise
 
     def baseline(self) -> float:
-        return float(np.mean(self.y))
+        if self.weight is None:
+            return float(np.mean(self.y))
+        return float(np.sum(self.weight * self.y) / np.sum(self.weight))
 
     def gradients(self, scores, queries, g, h) -> None:
         np.subtract(scores, self.y, out=g)  # (n_rows,) s_i - y_i
         h.fill(1.0)
+        self.weighted(g, h)
 
 
 class Logistic(Loss):
-    r"""Binary cross-entropy on a logit (:func:`logistic`); $F_0 = \log(n_1 / n_0)$, the prior's log-odds."""
+    r"""Binary cross-entropy on a logit (:func:`logistic`), rows weighted by ``weight``; $F_0 = \log(n_1 / n_0)$,
+    the prior's log-odds, with $n_1 = \sum_i w_i y_i$ and $n_0 = \sum_i w_i (1 - y_i)$ (row counts unweighted)."""
 
-    def __init__(self, y):
+    def __init__(self, y, weight=None):
         self.y = _check_logistic(y, y)[0]
+        self._set_weight(weight, len(self.y))
 
     def baseline(self) -> float:
-        n_above = self.y.sum()
-        return float(np.log(n_above) - np.log(len(self.y) - n_above))
+        if self.weight is None:
+            n_above = self.y.sum()
+            return float(np.log(n_above) - np.log(len(self.y) - n_above))
+        return float(np.log(np.sum(self.weight * self.y)) - np.log(np.sum(self.weight * (1.0 - self.y))))
 
     def gradients(self, scores, queries, g, h) -> None:
         g[:], h[:] = logistic(self.y, scores)
+        self.weighted(g, h)
 
 
 def _sigmoid_pair(x):

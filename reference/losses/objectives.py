@@ -272,6 +272,11 @@ class LambdaRank(Loss):
     The boosting loops' loss: it ranks the scores on the tie grid (:func:`on_grid`), so that
     documents tied in real arithmetic stay tied in both twins.
 
+    **Weights.** With ``weight`` (one per row) each document's $g_i = -\lambda_i$ and $h_i$, its
+    query's pairs summed and normalised, are then multiplied by its weight $w_i$ (LightGBM's
+    ``RankingObjective::GetGradients``; :class:`Loss`): a query of weight 2 on every document
+    pushes as the query given twice.
+
     **Large queries.** A query's lambdas cost time in proportion to its pairs: here every pair of
     documents with different labels, $(n^2 - \sum_l n_l^2) / 2$ for $n$ documents ($n_l$ of label
     $l$), whatever the cutoff or truncation (:meth:`pair_terms`), at about 4 million pairs a second.
@@ -285,10 +290,11 @@ class LambdaRank(Loss):
     remedy = ("the fast engine computes them about 50 times faster, and in time linear in the query's size "
               "with a metric cutoff (ndcg@k) or a truncation")
 
-    def __init__(self, y, query_offsets, *, metric="ndcg", k=None, sigma=1.0, truncation=None,
+    def __init__(self, y, query_offsets, *, weight=None, metric="ndcg", k=None, sigma=1.0, truncation=None,
                  gain="exp2", normalize=False, qids=None):
         self.y, _, self.query_offsets, _ = _check_lambdarank(
             y, y, query_offsets, metric, k, sigma, truncation, gain, normalize, None)
+        self._set_weight(weight, len(self.y))
         self.options = dict(metric=metric, k=k, sigma=sigma, truncation=truncation, gain=gain,
                             normalize=normalize)
         _warn_large_queries(self.pair_terms(), self.quadratic_pairs, self.query_offsets, qids, self.remedy)
@@ -300,6 +306,7 @@ class LambdaRank(Loss):
     def gradients(self, scores, queries, g, h) -> None:
         every = np.arange(len(self.query_offsets) - 1) if queries is None else queries
         g[:], h[:] = _lambdarank(self.y, on_grid(scores), self.query_offsets, queries=every, **self.options)
+        self.weighted(g, h)
 
 
 def _warn_large_queries(pairs, limit, query_offsets, qids, remedy) -> None:

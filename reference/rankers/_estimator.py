@@ -101,8 +101,14 @@ class RankerEstimator(ScikitLearnProtocol):
         """
         return SimpleNamespace(fit=from_names(FitParams, self.get_params()))
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, eval_names=None, init_score=None, callback=None):
+    def fit(self, X, y=None, qid=None, *, group=None, sample_weight=None, eval_set=None, eval_names=None,
+            init_score=None, callback=None):
         """Fit on ``X, y, qid`` (or a Dataset); ``eval_set``: list of ``(X, y, qid)`` or Datasets (or one Dataset).
+
+        ``group``: the query sizes instead of ``qid`` (LightGBM's ``LGBMRanker.fit``).
+        ``sample_weight``: one weight per row (LightGBM's) or per query (XGBoost's), multiplying
+        the rows' gradients and hessians (:mod:`~twinrank.reference.rankers._fit_data`); metrics,
+        bins and missing-value fills stay unweighted.
 
         Every metric (``metric``) is recorded on every eval set after every tree, under its
         name (``eval_names``, default ``"valid"``, ``"valid_1"``, ...): ``history_`` and
@@ -122,7 +128,8 @@ class RankerEstimator(ScikitLearnProtocol):
         params = self.validated_params()
         params.costs = self.cost_params()
         params.prior = as_model(params.fit.init_model)
-        train, valid = as_dataset(X, y, qid), eval_sets(eval_set, eval_names)
+        train = as_dataset(X, y, qid, group=group, sample_weight=sample_weight)
+        valid = eval_sets(eval_set, eval_names)
         if train.n_features == 0:
             raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
                                  f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
@@ -154,6 +161,10 @@ class RankerEstimator(ScikitLearnProtocol):
         ``valid``: the eval sets, ``[(name, Dataset), ...]``, or None."""
         if init_score is not None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
+        for name, data in valid or []:
+            if data.weight is not None:
+                raise ParameterError(f"eval_set {name!r} is weighted: validation metrics are unweighted (the "
+                                     "weights are the training rows'); give it without weights")
         if valid is None and self.needs_validation(params):
             raise ParameterError(f"{self.needs_validation(params)[0]} needs validation data: "
                                  "fit(..., eval_set=[valid]); on the command line, --valid")
@@ -299,6 +310,12 @@ class BoostedRanker(RankerEstimator):
     def check_data(self, params, train, valid, init_score) -> None:
         if init_score is not None and getattr(params, "boost", None) is None:
             raise ParameterError(f"{type(self).__name__} takes no init_score")
+        boost = getattr(params, "boost", None)
+        if train.weight is not None and boost is not None:
+            weightless = unweighted_parts(boost)
+            if weightless:
+                raise ParameterError(f"{type(self).__name__} with {weightless[0]} cannot weigh its rows: drop "
+                                     "sample_weight, or choose another setting")
         super().check_data(params, train, valid, None)
 
     def needs_validation(self, params) -> list[str]:
@@ -317,6 +334,19 @@ class BoostedRanker(RankerEstimator):
         if params.get("init_model") is not None and not isinstance(params["init_model"], str):
             params["init_model"] = "<prior model, stored in the model file>"
         return with_resolved_costs(params, getattr(self, "feature_costs_", None))
+
+
+def unweighted_parts(boost) -> list:
+    """What of the boosting ``boost`` counts rows where a weighted fit would need weights (each a
+    phrase; empty: every part honours ``sample_weight``)."""
+    parts = []
+    if boost.tree.split_gain == "least_squares":
+        parts.append("split_gain='least_squares' (its splits count rows, every hessian 1)")
+    if boost.step == "oc":
+        parts.append("step='oc' (its trees are least-squares fits, every hessian 1)")
+    if boost.searches_step and boost.step_on == "train":
+        parts.append(f"step={boost.step!r} on the training set (its line search maximises an unweighted metric)")
+    return parts
 
 
 def estimator_on(engine: Engine, estimator: type) -> type:

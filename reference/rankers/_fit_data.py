@@ -1,26 +1,58 @@
 """What an estimator's ``fit``, ``predict`` and ``score`` accept, read into :class:`Dataset` s.
 
-The training data are a Dataset, or arrays ``X, y, qid`` (scikit-learn's and XGBoost's
-``qid``: the query of every row, rows of a query contiguous). Validation data
+The training data are a Dataset, or arrays ``X, y`` with ``qid`` (scikit-learn's and XGBoost's:
+the query of every row, rows of a query contiguous) or ``group`` (LightGBM's ``LGBMRanker``:
+the size of every query, in row order). ``sample_weight`` weighs the training rows, one weight
+per row (LightGBM's) or one per query (XGBoost's ``XGBRanker``), the query's weight then given
+to each of its rows (:class:`~twinrank.reference.losses.objectives.Loss`). Validation data
 (``eval_set``) are a list of ``(X, y, qid)`` tuples or Datasets, each scored after every
 tree under its name (``eval_names``; by default ``"valid"``, ``"valid_1"``, ``"valid_2"``,
 ...): the history key ``"valid:ndcg@10"`` is the first set's NDCG@10.
 """
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
+
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import Dataset, eval_set_name
 
 
-def as_dataset(X, y=None, qid=None, *, what: str = "training data") -> Dataset:
-    """A Dataset from a Dataset, or from ``X, y, qid`` arrays (rows of a query contiguous)."""
+def as_dataset(X, y=None, qid=None, *, group=None, sample_weight=None, what: str = "training data") -> Dataset:
+    """A Dataset from a Dataset, or from ``X, y`` arrays with ``qid`` or ``group``; weighted by
+    ``sample_weight`` (:func:`row_weights`) when given."""
     if isinstance(X, Dataset):
-        if y is not None or qid is not None:
-            raise ParameterError(f"{what}: give a Dataset or X, y, qid arrays, not both")
-        return X
-    if y is None or qid is None:
-        raise ParameterError(f"{what}: X, y and qid are all needed (or pass a Dataset)")
-    return Dataset.from_qid(X, y, qid)
+        if y is not None or qid is not None or group is not None:
+            raise ParameterError(f"{what}: give a Dataset or X, y, qid (or group) arrays, not both")
+        data = X
+    elif qid is not None and group is not None:
+        raise ParameterError(f"{what}: give qid (the query of every row) or group (the size of every query), "
+                             "not both")
+    elif y is None or (qid is None and group is None):
+        raise ParameterError(f"{what}: X, y and qid (or group, the query sizes) are all needed (or pass a Dataset)")
+    else:
+        data = Dataset.from_qid(X, y, qid) if qid is not None else Dataset.from_group(X, y, group)
+    if sample_weight is None:
+        return data
+    if data.weight is not None:
+        raise ParameterError(f"{what}: the Dataset has weights already; give them there or as sample_weight, "
+                             "not both")
+    return dataclasses.replace(data, weight=row_weights(sample_weight, data.query_sizes))
+
+
+def row_weights(sample_weight, query_sizes) -> np.ndarray:
+    """Every row's weight from ``sample_weight``: one weight per row (LightGBM's convention), or one per
+    query (XGBoost's for ranking), repeated over the query's rows. (With as many queries as rows every
+    query is one row, and the two readings agree.)"""
+    w = np.asarray(sample_weight, dtype=np.float64)
+    n_rows, n_queries = int(query_sizes.sum()), len(query_sizes)
+    if w.ndim == 1 and len(w) == n_rows:
+        return w
+    if w.ndim == 1 and len(w) == n_queries:
+        return np.repeat(w, query_sizes)
+    raise ParameterError(f"sample_weight has shape {w.shape}: give one weight per row ({n_rows}, LightGBM's "
+                         f"convention) or one per query ({n_queries}, XGBoost's)")
 
 
 def eval_sets(eval_set, eval_names=None) -> list | None:

@@ -141,8 +141,12 @@ class BLMART(LambdaMART):
         params.bag = from_names(BaggingParams, self.get_params())
         return params
 
-    def fit(self, X, y=None, qid=None, *, eval_set=None, eval_names=None, init_score=None, callback=None):
+    def fit(self, X, y=None, qid=None, *, group=None, sample_weight=None, eval_set=None, eval_names=None,
+            init_score=None, callback=None):
         """Train the members (through the runs layer) and keep the bag.
+
+        ``group``, ``sample_weight``: as in every estimator's ``fit``; a member trains on its
+        queries' rows with their weights.
 
         ``eval_set``: one validation set, every member's (early stopping, overfitting
         tolerance); the bag keeps no history, so a second set is refused. ``callback(member,
@@ -152,7 +156,8 @@ class BLMART(LambdaMART):
         params = self.validated_params()
         if init_score is not None:
             raise ParameterError("BLMART takes no init_score (init_model gives every member a prior model)")
-        train, sets = as_dataset(X, y, qid), eval_sets(eval_set, eval_names)
+        train = as_dataset(X, y, qid, group=group, sample_weight=sample_weight)
+        sets = eval_sets(eval_set, eval_names)
         if sets is not None and len(sets) > 1:
             raise ParameterError(f"BLMART takes one eval_set (every member's validation set; the bag records no "
                                  f"history), got {len(sets)}")

@@ -180,15 +180,20 @@ def probabilities_of(model: McRankModel, outputs) -> np.ndarray:
     return probabilities_from_scores(outputs)
 
 
-def fit_relevance_weights(probabilities, y) -> np.ndarray:
-    r"""Weights $w$ (shape (K,)) minimising $\sum_i (y_i - \sum_k p_{ik} w_k)^2$.
+def fit_relevance_weights(probabilities, y, sample_weight=None) -> np.ndarray:
+    r"""Weights $w$ (shape (K,)) minimising $\sum_i u_i (y_i - \sum_k p_{ik} w_k)^2$.
 
-    Ordinary least squares of the labels on the class probabilities
+    Least squares of the labels on the class probabilities
     (``numpy.linalg.lstsq``; the minimum-norm solution when a class is never
-    predicted). No intercept is needed: the $p_{ik}$ of a row sum to 1.
+    predicted), each row counted by its ``sample_weight`` $u_i$ (None: all 1, ordinary
+    least squares; otherwise both sides' rows times $\sqrt{u_i}$). No intercept is needed:
+    the $p_{ik}$ of a row sum to 1.
     """
-    return np.linalg.lstsq(np.asarray(probabilities, dtype=np.float64),
-                           np.asarray(y, dtype=np.float64), rcond=None)[0]
+    p, y = np.asarray(probabilities, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if sample_weight is not None:
+        root = np.sqrt(np.asarray(sample_weight, dtype=np.float64))  # (n_rows,)
+        p, y = p * root[:, None], y * root
+    return np.linalg.lstsq(p, y, rcond=None)[0]
 
 
 def classifier_scores(model: McRankModel, X) -> np.ndarray:
@@ -392,7 +397,7 @@ class McRank(CumulativeRanker):
         if params.mcrank.fit_weights:
             probabilities = probabilities_from_scores(
                 run_classifier_scores(self.engine, classifiers, train.X))
-            weights = fit_relevance_weights(probabilities, train.y)
+            weights = fit_relevance_weights(probabilities, train.y, train.weight)
         else:
             weights = relevance_weights(labels, params.mcrank.weighting)
         return McRankModel(classifiers, labels, weights, train.n_features, self._model_params())
@@ -401,7 +406,7 @@ class McRank(CumulativeRanker):
                         callback, costs=None, grow: bool = True) -> Ensemble:
         """Boost the logistic classifier of ``y > threshold`` from the log-odds of its prior
         (``grow`` False: no tree, the prior alone)."""
-        loss = self.engine.logistic((train.y > threshold).astype(np.float64))  # t_i = [y_i > c_j]
+        loss = self.engine.logistic((train.y > threshold).astype(np.float64), weight=train.weight)  # t_i = [y_i > c_j]
         seed = classifier_seed(self.seed, j)
         boost = self.boost_params(seed) if grow else dataclasses.replace(self.boost_params(seed), n_trees=0)
         return run_boosting(
@@ -571,7 +576,7 @@ class CumulativeRegression(CumulativeRanker):
         rows = [held] if params.cumulative.weights_on == "valid" else [train, held]
         probabilities = np.concatenate([probabilities_from_estimates(
             run_classifier_scores(self.engine, regressors, data.X)) for data in rows])  # (n_rows, K)
-        weights = fit_relevance_weights(probabilities, np.concatenate([data.y for data in rows]))
+        weights = fit_relevance_weights(probabilities, np.concatenate([data.y for data in rows]), row_weights(rows))
         return CumulativeRegressionModel(regressors, labels, weights, train.n_features, self._model_params())
 
     def _fit_regressor(self, params, train: Dataset, valid, threshold: float, j: int, callback) -> Ensemble:
@@ -596,9 +601,18 @@ class CumulativeRegression(CumulativeRanker):
 
 
 
+def row_weights(parts: list) -> np.ndarray | None:
+    """The rows' weights of the data sets ``parts`` one after the other (1 where a set has none), or None
+    when none has weights: the weighted training rows beside the unweighted validation rows."""
+    if all(data.weight is None for data in parts):
+        return None
+    return np.concatenate([np.ones(data.n_rows) if data.weight is None else data.weight for data in parts])
+
+
 def _constant(train: Dataset, threshold: float, algorithm: str) -> Ensemble:
-    """The regressor of ``y > threshold`` without a tree: the mean of its targets (a stopped fit's)."""
-    return Ensemble(trees=[], tree_weights=np.zeros(0), base_score=float(np.mean(train.y > threshold)),
+    """The regressor of ``y > threshold`` without a tree: the (weighted) mean of its targets (a stopped fit's)."""
+    mean = np.average(train.y > threshold, weights=train.weight)  # of the weighted rows
+    return Ensemble(trees=[], tree_weights=np.zeros(0), base_score=float(mean),
                     n_features=train.n_features, algorithm=algorithm)
 
 

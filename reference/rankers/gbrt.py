@@ -144,7 +144,7 @@ class GBRT(BoostedRanker):
 
         A ``callback`` that returns True ends the run it stopped, and no later run starts: the
         model averages the runs so far."""
-        loss, runs, done = self.engine.squared_error(train.y), [], 0
+        loss, runs, done = self.engine.squared_error(train.y, weight=train.weight), [], 0
         costs = self.cost_ledger(params.tree.cost_lambda, init_model)  # shared by the runs
         base_score = loss.baseline() if init_model is None else 0.0
         for i in range(n_runs):

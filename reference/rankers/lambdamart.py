@@ -166,7 +166,7 @@ class LambdaMART(BoostedRanker):
     def lambdarank_loss(self, params, train):
         """This twin's LambdaRank loss of ``train`` for the target metric (LambdaRankParams)."""
         family, k = params.lambdarank.target_of(params.boost.stopping_metric)
-        return self.engine.lambdarank(train.y, train.query_offsets, metric=family, k=k,
+        return self.engine.lambdarank(train.y, train.query_offsets, weight=train.weight, metric=family, k=k,
                                       sigma=params.lambdarank.sigma, truncation=params.lambdarank.truncation,
                                       normalize=params.lambdarank.normalize, qids=train.qids)
 

@@ -48,11 +48,11 @@ def letor_problem(seed):
     return y, scores, sizes
 
 
-def lightgbm_leaf_sums(y, scores, sizes, **params):
-    """(leaf of each row, {leaf: (sum g, sum h)}) of LightGBM's first lambdarank tree."""
+def lightgbm_leaf_sums(y, scores, sizes, weight=None, **params):
+    """(leaf of each row, {leaf: (sum g, sum h)}) of LightGBM's first lambdarank tree (rows weighted by ``weight``)."""
     n = len(y)
     X = np.arange(n, dtype=np.float64)[:, None]
-    data = lgb.Dataset(X, y, group=sizes, init_score=scores,
+    data = lgb.Dataset(X, y, group=sizes, init_score=scores, weight=weight,
                        params={"min_data_in_bin": 1, "max_bin": n + 1, "feature_pre_filter": False,
                                "verbose": -1})
     booster = lgb.train(
@@ -124,3 +124,21 @@ def test_ndcg_at_k_is_not_lightgbm_truncation():
     ours = np.array([h[leaf == index].sum() for index in sums])  # (n_leaves,)
     theirs = np.array([lgb_h for _, lgb_h in sums.values()])  # (n_leaves,)
     assert np.max(np.abs(ours - theirs)) > 0.1 * np.max(theirs)
+
+
+@pytest.mark.parametrize("twin", [ref, fast], ids=["reference", "fast"])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_weighted_lambdas_match_lightgbms_weighted_rows(twin, normalize):
+    """LightGBM weighs each document's lambda and hessian by its weight, after the query's pairs are
+    summed and normalised: the boosting loss's ``weight`` (``LambdaRank(..., weight=)``)."""
+    y, scores, sizes = letor_problem(3)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    w = np.random.default_rng(3).uniform(0.25, 3.0, len(y))
+    leaf, sums = lightgbm_leaf_sums(y, scores, sizes, weight=w, lambdarank_norm=normalize,
+                                    lambdarank_truncation_level=1000)
+    loss = twin.LambdaRank(y, offsets, weight=w, normalize=normalize)
+    g, h = np.empty(len(y)), np.empty(len(y))
+    loss.gradients(scores, None, g, h)
+    assert_leaf_sums_match(leaf, sums, g, h)
+    unweighted_g, _ = twin.lambdarank(y, scores, offsets, normalize=normalize)
+    np.testing.assert_allclose(g, w * unweighted_g, rtol=1e-12, atol=1e-15)

@@ -36,6 +36,11 @@ NOT_FOR_RANKERS = {name: NEEDS_QID for name in [
     "check_fit2d_1sample", "check_fit2d_1feature", "check_dict_unchanged", "check_fit_idempotent",
     "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d",
     "check_requires_y_none",
+    # the sample_weight checks fit(X, y, sample_weight=) without qid too; what they check is
+    # test_sample_weight_forms here and tests/rankers/test_sample_weight.py (equivalence by duplication)
+    "check_all_zero_sample_weights_error", "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weights_list", "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series", "check_sample_weights_shape",
 ]}
 NOT_FOR_RANKERS["check_estimators_unfitted"] = (
     "an unfitted twinrank estimator raises twinrank's ParameterError (a ValueError), the error "
@@ -73,7 +78,38 @@ def test_tags_and_clone_keep_requests():
     assert copy.get_params() == est.get_params()
     assert copy.get_metadata_routing().fit.requests["eval_set"] is True
     with pytest.raises(TypeError, match="unknown"):
-        est.set_fit_request(sample_weight=True)
+        est.set_fit_request(group=True)  # query sizes cannot be split with the rows: route qid
+
+
+def test_sample_weight_forms():
+    """What scikit-learn's sample-weight checks ask, with the query ids: a list, a pandas Series and an
+    array give one model; the array is not changed; all-zero weights and a wrong length are refused."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = arrays()
+    w = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
+    kept = w.copy()
+    fits = [fast.GBRT(**SMALL).fit(X, y, qid, sample_weight=form) for form in (w, list(w), pd.Series(w))]
+    np.testing.assert_array_equal(w, kept)
+    for other in fits[1:]:
+        np.testing.assert_array_equal(fits[0].predict(X), other.predict(X))
+    for bad, message in ((np.zeros(len(y)), "every weight is 0"), (w[:-1], "one weight per row")):
+        with pytest.raises(ParameterError, match=message):
+            fast.GBRT(**SMALL).fit(X, y, qid, sample_weight=bad)
+
+
+def test_sample_weight_is_routed_when_requested():
+    X, y, qid = arrays()
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = fast.LambdaMART(n_trees=3, min_samples_leaf=1).set_fit_request(sample_weight=True)
+        search = GridSearchCV(est, {"max_leaves": [3]}, cv=QueryKFold(3)).fit(X, y, qid=qid, sample_weight=w)
+        with pytest.raises(Exception, match="sample_weight"):  # not requested: scikit-learn refuses to drop it
+            GridSearchCV(fast.LambdaMART(n_trees=3), {"max_leaves": [3]}, cv=QueryKFold(3)).fit(
+                X, y, qid=qid, sample_weight=w)
+    direct = fast.LambdaMART(n_trees=3, max_leaves=3, min_samples_leaf=1).fit(X, y, qid, sample_weight=w)
+    plain = fast.LambdaMART(n_trees=3, max_leaves=3, min_samples_leaf=1).fit(X, y, qid)
+    np.testing.assert_array_equal(search.best_estimator_.predict(X), direct.predict(X))
+    assert not np.array_equal(direct.predict(X), plain.predict(X))
 
 
 @pytest.mark.parametrize("twin", [reference, fast])
