@@ -6,7 +6,14 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from twinrank.reference._feature_costs import cost_array, read_costs
-from twinrank.reference._param_checks import check_bool, check_fraction, check_int, check_real, metric_list
+from twinrank.reference._param_checks import (
+    check_bool,
+    check_fraction,
+    check_int,
+    check_processes,
+    check_sigma,
+    metric_list,
+)
 from twinrank.reference._tree_params import TreeParams, one_or_tuple
 from twinrank.reference.errors import ParameterError
 
@@ -107,7 +114,7 @@ class LambdaRankParams:
     Parameters
     ----------
     sigma : float
-        The steepness $\sigma > 0$ of RankNet's sigmoid.
+        The steepness $\sigma > 0$ of RankNet's sigmoid, at most ``_param_checks.MAX_SIGMA`` ($10^6$).
     truncation : int or None
         Only pairs with a document in the current top ``truncation``; None: all pairs.
     normalize : bool
@@ -125,9 +132,7 @@ class LambdaRankParams:
     target: str | None = None
 
     def __post_init__(self):
-        check_real("sigma", self.sigma)
-        if self.sigma <= 0:
-            raise ParameterError(f"sigma must be > 0, got {self.sigma!r}")
+        check_sigma(self.sigma)
         if self.truncation is not None:
             check_int("truncation", self.truncation, low=1)
         check_bool("normalize", self.normalize)
@@ -244,8 +249,7 @@ class BaggingParams:
         if self.combine not in BAG_RULES:
             raise ParameterError(f"combine must be one of {', '.join(BAG_RULES)}; got {self.combine!r}")
         for name in ("n_jobs", "workers"):
-            if getattr(self, name) is not None:
-                check_int(name, getattr(self, name), low=1)
+            check_processes(name, getattr(self, name))
         if self.scheduler is not None and not isinstance(self.scheduler, str):
             raise ParameterError(f"scheduler must be an address such as tcp://127.0.0.1:8786, got {self.scheduler!r}")
         given = [n for n in ("n_jobs", "workers", "scheduler") if getattr(self, n) is not None]

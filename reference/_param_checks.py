@@ -41,6 +41,26 @@ def check_real(name, value, low=None, high=None):
         raise ParameterError(f"{name} must be <= {high}, got {value!r}")
 
 
+MAX_PROCESSES = 4096  # n_jobs, workers: local processes (a 4,096-core machine is far beyond today's largest)
+
+
+def check_processes(name, value):
+    """Raise ParameterError unless ``value`` is None or a count of local processes in ``[1, MAX_PROCESSES]``."""
+    if value is not None:
+        check_int(name, value, low=1, high=MAX_PROCESSES)
+
+
+MAX_SIGMA = 1e6  # RankNet's sigmoid is a step long before: at 1e6 a score gap of 1e-5 is a probability of 1 - e^-10
+
+
+def check_sigma(value):
+    """Raise ParameterError unless ``value``, the steepness of RankNet's sigmoid, is in ``(0, MAX_SIGMA]``
+    (beyond, ``sigma ** 2`` in the hessians overflows long before ``1e308``)."""
+    check_real("sigma", value, high=MAX_SIGMA)
+    if value <= 0:
+        raise ParameterError(f"sigma must be > 0, got {value!r}")
+
+
 def check_fraction(name, value):
     """A fraction in (0, 1]."""
     check_real(name, value)

@@ -18,6 +18,7 @@ from twinrank.reference.errors import ParameterError
 MISSING_SPLITS = ("learn", "separate")  # TreeParams.missing_split: two-way or three-way splits
 SPLIT_GAINS = ("newton", "least_squares")  # TreeParams.split_gain
 STEPS = ("newton", "optimal", "oc")  # BoostParams.step
+MAX_LEAVES = 2**31 - 1  # node ids are int32 (constants.NODE_DTYPE); a tree's room also follows its rows (leaves_for)
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,9 @@ class TreeParams:
     Parameters
     ----------
     max_leaves : int
-        Leaf-wise (best-first) growth stops at this many leaves (LightGBM ``num_leaves``).
+        Leaf-wise (best-first) growth stops at this many leaves (LightGBM ``num_leaves``), at most
+        ``MAX_LEAVES`` ($2^{31} - 1$). Memory follows the rows a tree is grown on, not this
+        number (:meth:`leaves_for`).
     max_depth : int or None
         Nodes at this depth are not split; ``None`` means unlimited. The root has depth 0.
     min_samples_leaf : int, float or str
@@ -75,7 +78,7 @@ class TreeParams:
     missing_split: str = "learn"
 
     def __post_init__(self):
-        check_int("max_leaves", self.max_leaves, low=2)
+        check_int("max_leaves", self.max_leaves, low=2, high=MAX_LEAVES)
         if self.max_depth is not None:
             check_int("max_depth", self.max_depth, low=1)
         check_min_samples_leaf(self.min_samples_leaf)
@@ -98,10 +101,24 @@ class TreeParams:
             return max(1, math.ceil(self.min_samples_leaf * n_rows))
         return int(self.min_samples_leaf)
 
-    @property
-    def max_nodes(self) -> int:
-        """The most nodes a tree can have, ``2 * max_leaves - 1`` (rows of a feature mask)."""
-        return 2 * self.max_leaves - 1
+    def leaves_for(self, n_rows: int) -> int:
+        r"""The leaves a tree grown on ``n_rows`` rows is given room for: ``max_leaves``, or fewer
+        when the rows cannot fill them.
+
+        Every leaf holds at least $r$ = ``min_rows_in_leaf(n_rows)`` rows, so a tree has at most
+        $\lfloor n / r \rfloor$ leaves; room for one more than that (at least 2) grows the same
+        tree as room for ``max_leaves`` (the last-split rule, two-way only at ``max_leaves - 1``
+        leaves, can then never apply), and the grower's node arrays, feature masks and histogram
+        pool follow the rows, not a ``max_leaves`` of $2^{31}$ (LightGBM also allocates nodes as
+        it grows them, not ``num_leaves`` up front).
+        """
+        return min(self.max_leaves, max(2, n_rows // self.min_rows_in_leaf(n_rows) + 1))
+
+    def nodes_for(self, n_rows: int) -> int:
+        """The most nodes a tree grown on ``n_rows`` rows can have, ``2 * leaves_for(n_rows) - 1``:
+        the rows of its feature mask (a three-way split adds two leaves and three nodes, so a tree
+        of ``L`` leaves has at most ``2 L - 1`` nodes)."""
+        return 2 * self.leaves_for(n_rows) - 1
 
     def n_features_per_node(self, n_features: int) -> int:
         """k, the number of features drawn at each node."""

@@ -38,11 +38,12 @@ from twinrank.reference._param_checks import (
     check_min_samples_leaf,
     check_n_threads,
     check_real,
+    check_sigma,
 )
 from twinrank.reference._tree_params import MISSING_SPLITS, BoostParams, TreeParams
 from twinrank.reference.errors import ParameterError
 
-__all__ = ["MISSING_SPLITS", "TreeParams", "check_int", "check_real", "check_fraction",
+__all__ = ["MISSING_SPLITS", "TreeParams", "check_int", "check_real", "check_fraction", "check_sigma",
            "check_min_samples_leaf", "BoostParams", "ForestParams", "TARGETS", "TARGET_DEPTH", "LambdaRankParams",
            "parse_target", "MISSING_STRATEGIES", "FitParams", "AveragingParams", "WEIGHTINGS",
            "McRankParams", "CostParams", "BaggingParams", "BAG_RULES", "DARTParams", "DROP_STRATEGIES", "check_bool",

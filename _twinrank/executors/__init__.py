@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from twinrank.executors.dask_cluster import DASK_INSTALL, DaskExecutor
 from twinrank.executors.processes import ProcessPool
+from twinrank.reference._param_checks import check_processes
 from twinrank.reference.ensembles.runs import InProcess
 from twinrank.reference.errors import ParameterError
 
@@ -26,6 +27,8 @@ def make_executor(*, n_jobs: int | None = None, workers: int | None = None,
                                   ("client", client)) if v is not None]
     if len(given) > 1:
         raise ParameterError(f"give at most one of n_jobs, workers, scheduler, client; got {', '.join(given)}")
+    check_processes("n_jobs", n_jobs)
+    check_processes("workers", workers)
     if client is not None or workers is not None or scheduler is not None:
         return DaskExecutor(client, workers=workers, scheduler=scheduler)
     if n_jobs is not None and n_jobs > 1:

@@ -12,16 +12,48 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
+import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
+import numba.np.ufunc.parallel
 
 from twinrank.fast.runtime._compile_notice import session
 from twinrank.fast.runtime._workspace import reusing
 from twinrank.reference._param_checks import check_n_threads
 
 CHUNKS_PER_THREAD = 4
+THREAD_SAFE_LAYERS = {"tbb": "tbbpool", "omp": "omppool"}  # numba's layers that two threads may enter at once
+
+
+def _choose_thread_safe_layer() -> None:
+    """Replace ``NUMBA_THREADING_LAYER=workqueue`` by a thread-safe layer, saying so on one line.
+
+    numba's ``workqueue`` layer aborts the whole process (``SIGABRT``, exit status 134) when
+    two threads launch parallel kernels at once: two fits on two threads of one program,
+    a random forest growing several trees at once. twinrank grows trees concurrently only on
+    ``omp`` or ``tbb`` (``trees.tree.trees_at_once``), but a program around it may call it
+    from several threads; so a ``workqueue`` asked for is replaced, before any kernel runs,
+    by the first of ``tbb`` and ``omp`` this numba can load (in the environment too, so that
+    the processes twinrank starts need not say it again). With neither, it is kept.
+    """
+    if numba.config.THREADING_LAYER != "workqueue" or numba.np.ufunc.parallel._is_initialized:
+        return
+    for layer, library in THREAD_SAFE_LAYERS.items():
+        try:
+            importlib.import_module(f"numba.np.ufunc.{library}")
+        except ImportError:
+            continue
+        numba.config.THREADING_LAYER = os.environ["NUMBA_THREADING_LAYER"] = layer  # also the child processes'
+        print(f"twinrank: NUMBA_THREADING_LAYER=workqueue aborts the process when two threads run kernels at "
+              f"once; using the thread-safe '{layer}' layer instead", file=sys.stderr)
+        return
+
+
+_choose_thread_safe_layer()
 
 
 @contextlib.contextmanager

@@ -97,7 +97,7 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     the histograms packed (``_packed_histogram``) with ``packing`` (:func:`_packing`), else in
     float64."""
     params = job.params
-    n_nodes_max = params.max_nodes
+    n_nodes_max = 2 * job.max_leaves - 1  # room for the leaves the rows can fill (TreeParams.leaves_for)
     nodes = _leaf_arrays(n_nodes_max)
     bin_columns, bin_rows = _flat_layouts(job.binned)
     data = GrowerData(bin_columns=bin_columns, bin_rows=bin_rows,
@@ -105,14 +105,14 @@ def _grow(job, leaf_of_row, packing) -> Tree:
                       hessians=np.ascontiguousarray(job.hessians), rows=job.rows, n_bins=job.n_bins,
                       feature_mask=np.ascontiguousarray(job.feature_mask), penalty=job.penalty,
                       skipping=sparse_layout(job.binned), has_missing=missing_mask(job.binned))
-    rules = GrowerRules(max_leaves=params.max_leaves,
+    rules = GrowerRules(max_leaves=job.max_leaves,
                         max_depth=_NO_DEPTH_LIMIT if params.max_depth is None else params.max_depth,
                         min_rows=job.min_rows, min_hessian=float(params.min_hessian_in_leaf),
                         l2=float(params.lambda_l2), min_gain=float(params.min_gain_to_split),
                         gain_rtol=GAIN_TIE_RTOL, separate=params.missing_split == "separate",
                         n_threads=numba.get_num_threads())
     n_nodes = grow(data, rules, NodeArrays(**nodes, leaf_of_row=leaf_of_row), _work(job), packing)
-    assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * max_leaves - 1 suffice
+    assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
                  for f, b in zip(nodes["feature"], nodes["bin_threshold"])]
@@ -127,7 +127,7 @@ def _work(job) -> Workspace:
     return Workspace(order0=empty("order0", (m,), row_id), order1=empty("order1", (m,), row_id),
                      gh=empty("gh", (m, 2)), goes_left=empty("goes_left", (m,), np.uint8),
                      block_lefts=empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64),
-                     hist=empty("hist", (job.params.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
+                     hist=empty("hist", (job.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
 
 
 def _leaf_arrays(n: int) -> dict:

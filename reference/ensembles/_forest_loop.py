@@ -107,5 +107,6 @@ def tree_sample(rng, train: Dataset, params: ForestParams):
         pool = np.arange(train.n_rows) if rows is None else rows
         rows = pool[bootstrap(rng, len(pool))]  # (len(pool),) sorted, rows may repeat
     k = params.tree.n_features_per_node(train.n_features)
-    mask = feature_masks(rng, params.tree.max_nodes, train.n_features, k)
+    n_nodes = params.tree.nodes_for(train.n_rows if rows is None else len(rows))  # the nodes its rows can fill
+    mask = feature_masks(rng, n_nodes, train.n_features, k)  # (n_nodes, n_features)
     return rows, mask

@@ -10,8 +10,8 @@ Each round draws, from the run's one generator and in this order:
 
 1. the training units of the round (``sampling.subsample`` of queries or rows;
    nothing drawn when ``subsample == 1``);
-2. the feature subsets of the tree's nodes (``sampling.feature_masks``; nothing
-   drawn when ``feature_fraction == 1``);
+2. the feature subsets of the tree's nodes (``sampling.feature_masks``, one per node the
+   round's rows can fill: ``TreeParams.nodes_for``; nothing drawn when ``feature_fraction == 1``);
 3. with ``quantized_gradients``, the key of the round's stochastic rounding
    (``_quantize.round_key``: one 64-bit draw; the rows' uniforms are computed from
    it, ``_quantize.uniforms``); nothing drawn when off.
@@ -244,7 +244,8 @@ def grow_round(engine, rng, train: Dataset, binned, thresholds, loss: Loss, scor
     loss.gradients(scores, queries, g, h)  # LambdaRank ranks them on the tie grid (objectives.on_grid)
     if params.step == "oc":
         least_squares_fit(h)
-    masks = feature_masks(rng, params.tree.max_nodes, train.n_features, k)  # (max_nodes, n_features)
+    n_nodes = params.tree.nodes_for(train.n_rows if rows is None else len(rows))  # the nodes its rows can fill
+    masks = feature_masks(rng, n_nodes, train.n_features, k)  # (n_nodes, n_features)
     quantized = ({"quantized": engine.quantize_gradients(rng, g, h, params.gradient_bits, rows)}
                  if params.quantized_gradients else {})
     f = engine.grow_tree(binned, g, h, thresholds, params.tree, rows=rows, feature_mask=masks,

@@ -121,7 +121,7 @@ def _huge_integer(text: str) -> str:
     doc = json.loads(text, parse_constant=_refuse_constant, parse_int=parse_int)
     field, digits = field_holding(doc, lambda v: isinstance(v, _Digits))
     return (f"{field or 'the document'}: an integer of {len(digits.lstrip('-')):,} digits, beyond the 64-bit "
-            "integers of every model field")
+            "integers a model field holds")
 
 
 class ModelFile:

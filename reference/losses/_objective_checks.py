@@ -5,7 +5,7 @@ import numpy as np
 
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.conventions import check_exp2_labels
-from twinrank.reference.params import check_int, check_real
+from twinrank.reference.params import check_int, check_sigma
 
 LAMBDA_METRICS = ("ndcg", "map", "err")
 GAINS = ("exp2", "linear")
@@ -51,9 +51,7 @@ def _check_lambdarank(y, scores, query_offsets, metric, k, sigma, truncation, ga
             raise ParameterError("metric='map' has no cutoff; k must be None")
     if truncation is not None:
         check_int("truncation", truncation, low=1)
-    check_real("sigma", sigma)
-    if sigma <= 0:
-        raise ParameterError(f"sigma must be > 0, got {sigma!r}")
+    check_sigma(sigma)
     if not isinstance(normalize, (bool, np.bool_)):
         raise ParameterError(f"normalize must be True or False, got {normalize!r}")
     query_offsets = _check_offsets(query_offsets, len(y))

@@ -75,8 +75,9 @@ class RandomForest(BoostedRanker):
         :class:`~twinrank.reference.params.TreeParams`); the defaults grow trees that
         are unpruned in practice (a node stops when it is pure or too small; about 700
         leaves on MQ2008). ``max_leaves`` also bounds memory: each tree draws a
-        ``(2 * max_leaves - 1, n_features)`` feature mask, and the fast grower reserves
-        ``max_leaves`` histograms of ``n_features * 256 * 3`` float64.
+        ``(2 L - 1, n_features)`` feature mask, and the fast grower reserves ``L``
+        histograms of ``n_features * 256 * 3`` float64, for ``L`` the smaller of ``max_leaves``
+        and the leaves the tree's rows can fill (``TreeParams.leaves_for``).
     feature_fraction : fraction of features drawn at each node, at least one (k random features).
     cost_lambda : weight $\lambda_c$ of the feature-cost penalty (0: cost-blind).
     feature_costs, free_after_use : the cost of each feature (an array, or a file of

@@ -26,19 +26,21 @@ def _checked_inputs(binned, gradients, hessians, thresholds, params, rows, featu
     gradients = _per_row("gradients", gradients, n_rows)
     hessians = _per_row("hessians", hessians, n_rows)
     rows = _checked_rows(rows, n_rows)
-    n_nodes = 2 * params.max_leaves - 1
+    max_leaves = params.leaves_for(len(rows))  # room for the leaves these rows can fill
+    n_nodes = 2 * max_leaves - 1
     if feature_mask is None:
         feature_mask = np.ones((n_nodes, n_features), dtype=bool)
     feature_mask = np.asarray(feature_mask)
-    if feature_mask.shape != (n_nodes, n_features) or feature_mask.dtype != bool:
-        raise ParameterError(f"feature_mask must be a bool array of shape ({n_nodes}, {n_features}),"
-                             f" got {feature_mask.dtype} {feature_mask.shape}")
+    if feature_mask.ndim != 2 or feature_mask.shape[0] < n_nodes or feature_mask.shape[1] != n_features or (
+            feature_mask.dtype != bool):
+        raise ParameterError(f"feature_mask must be a bool array of shape ({n_nodes}, {n_features}) (or more "
+                             f"rows), got {feature_mask.dtype} {feature_mask.shape}")
     cost = np.zeros(n_features) if feature_cost is None else np.asarray(feature_cost, dtype=np.float64)
     if cost.shape != (n_features,) or not np.all(np.isfinite(cost)) or np.any(cost < 0):
         raise ParameterError(f"feature_cost must be {n_features} finite non-negative numbers")
     return SimpleNamespace(
         binned=binned, gradients=gradients, hessians=hessians, thresholds=thresholds,
-        params=params, rows=rows, feature_mask=feature_mask, n_bins=n_bins,
+        params=params, rows=rows, feature_mask=feature_mask[:n_nodes], n_bins=n_bins, max_leaves=max_leaves,
         penalty=params.cost_lambda * cost,  # (n_features,)
         min_rows=params.min_rows_in_leaf(len(rows)),
         max_depth=np.inf if params.max_depth is None else params.max_depth,

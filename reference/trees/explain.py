@@ -48,9 +48,13 @@ def feature_importances(model, kind: str = "gain", per_tree: bool = False, *,
     model = getattr(model, "model_", model)
     trees = [tree for tree, _ in _weighted_trees(model, include_init_model)]
     _check_kind(kind)
-    per = np.array([tree_importances(t, model.n_features, kind) for t in trees]).reshape(
-        len(trees), model.n_features)  # (n_trees, n_features)
-    return per if per_tree else per.sum(axis=0)
+    if per_tree:
+        return np.array([tree_importances(t, model.n_features, kind) for t in trees]).reshape(
+            len(trees), model.n_features)  # (n_trees, n_features)
+    total = np.zeros(model.n_features)  # (n_features,) summed tree by tree: no (n_trees, n_features) matrix
+    for t in trees:
+        total += tree_importances(t, model.n_features, kind)
+    return total
 
 
 def dump_tree(tree: Tree, feature_names=None, *, precision: int = 6) -> str:

@@ -162,8 +162,9 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     thresholds : list of float64 arrays, from ``binning.bin_thresholds``
     params : TreeParams
     rows : int64 array, the rows the tree is grown on; may repeat (a bootstrap). Default all rows.
-    feature_mask : bool array (2 * max_leaves - 1, n_features); row ``i`` holds the features
-        allowed at node ``i`` (``sampling.feature_masks``). Default all True.
+    feature_mask : bool array (``params.nodes_for(len(rows))`` or more, n_features); row ``i``
+        holds the features allowed at node ``i`` (``sampling.feature_masks``; ``2 * max_leaves - 1``
+        rows always suffice). Default all True.
     feature_cost : float64 array (n_features,), the effective cost $c_f$ of each
         feature (zero for features already paid for). Default zeros.
     quantized : QuantizedGradients, optional (``quantize_gradients``); the splits are then
@@ -223,7 +224,7 @@ def _grow(job) -> list:
     root = _node(job, job.rows, depth=0, node_id=0)
     nodes = [root]
     _score_children(job, None, [root])
-    n_leaves, max_leaves = 1, job.params.max_leaves
+    n_leaves, max_leaves = 1, job.max_leaves  # params.max_leaves, or room for the leaves the rows can fill
     while n_leaves < max_leaves:
         last = int(n_leaves == max_leaves - 1)  # the last split adds one leaf: two-way only
         k = _next_leaf(nodes, last, job.params.lambda_l2)

@@ -41,7 +41,7 @@ def test_every_keyword_parameter_of_every_estimator_has_its_flag(capsys):
         assert alias in shown
 
 
-@pytest.mark.parametrize("bad", [{"sigma": -1.0}, {"truncation": 0}, {"target": "auc"},
+@pytest.mark.parametrize("bad", [{"sigma": -1.0}, {"sigma": 1e308}, {"max_leaves": 2**31}, {"truncation": 0}, {"target": "auc"},
                                  {"normalize": "yes"}, {"min_gain_to_split": -1.0},
                                  {"cost_lambda": float("nan")}, {"n_threads": 0}])
 def test_parameters_are_checked_before_any_data_work(bad):
@@ -63,3 +63,13 @@ def test_the_long_flag_and_its_alias_set_the_same_parameter():
     a = parser.parse_args(["train", "--train", "t", "--model", "m", "--max-leaves", "7"])
     b = parser.parse_args(["train", "--train", "t", "--model", "m", "--leaves", "7"])
     assert _cli_train.estimator_from_args(a).max_leaves == _cli_train.estimator_from_args(b).max_leaves == 7
+
+
+@pytest.mark.parametrize("name", ["n_jobs", "workers"])
+def test_process_counts_are_bounded_before_any_process_starts(name):
+    from twinrank.executors import make_executor
+    from twinrank.reference.params import BaggingParams
+
+    for make in (BaggingParams, make_executor):
+        with pytest.raises(ParameterError, match=f"{name} must be <= 4096, got {2**63}"):
+            make(**{name: 2**63})

@@ -586,7 +586,8 @@ def test_bad_input_is_a_parameter_error(twin):
         (dict(hessians=np.r_[h[:9], np.nan]), r"hessians\[9\] is not finite"),
         (dict(rows=np.array([0, 10])), r"rows must be in \[0, 10\)"),
         (dict(rows=np.array([], dtype=np.int64)), "non-empty"),
-        (dict(feature_mask=np.ones((4, 2), dtype=bool)), r"shape \(5, 2\)"),
+        (dict(feature_mask=np.ones((2, 2), dtype=bool)), r"shape \(3, 2\) \(or more rows\)"),  # 10 rows: 2 leaves
+        (dict(feature_mask=np.ones((5, 3), dtype=bool)), r"shape \(3, 2\)"),
         (dict(feature_cost=np.array([1.0, -1.0])), "feature_cost"),
         (dict(params={"max_leaves": 3}), "TreeParams"),
     ]
