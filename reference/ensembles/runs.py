@@ -256,6 +256,9 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
             keep_models: bool = False, progress=None, record=None) -> Results:
     """Train every run of ``runs`` on its fold and return the :class:`Results` table.
 
+    Ctrl-C (``KeyboardInterrupt``) stops the executor's runs and raises :class:`Interrupted`,
+    holding the runs finished before it.
+
     Parameters
     ----------
     runs : list of Run (:func:`plan`); folds : list of Fold, indexed by ``Run.fold``
@@ -274,9 +277,6 @@ def execute(runs: list, folds: list, estimator, *, fixed: dict | None = None, me
     record : a :class:`~twinrank.reference.ensembles.run_record.RunRecord`: the runs it holds
         finished are not trained again (their rows are read from it, without scores or models),
         and every run is added to it as it finishes.
-
-    Ctrl-C (``KeyboardInterrupt``) stops the executor's runs and raises :class:`Interrupted`,
-    holding the runs finished before it.
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     executor = executor or InProcess()
