@@ -23,8 +23,13 @@ values), the same inputs on every machine (with the same hypothesis version).
   twinrank exercise solve NAME DIR       write the reference solution (teacher mode)
 
 check takes several folders (a class: `check dcg students/*`), NAME `all` (every exercise
-file present in each folder) and --json (one record per file). A call of the student's
-function that runs longer than 10 s (an endless loop) fails the check on that input.
+file present in each folder), --json (one JSON record a line, each as soon as the file is
+graded) and --csv FILE (the grades so far, rewritten after each file). Every file is read
+before any is run, then graded in a fresh Python process of its own, in a temporary folder
+holding only a copy of it, 2 at a time (--jobs): its import may take 30 s, a call of its
+function 10 s, the whole file 300 s, its memory --memory-mb (Linux); its output is captured
+into its record. This keeps students from each other and from the grader; it is not a
+sandbox for hostile code (the documentation's Course section: run it in a container).
 exit status of check: 0 every file passes, 1 one fails, 2 one cannot be imported
 (the message says why: no file, a syntax error, no function NAME).
 """
@@ -46,9 +51,17 @@ def add_parser(sub) -> None:
     check.add_argument("name", metavar="NAME", help="an exercise, or `all` (every NAME.py found in DIR)")
     check.add_argument("directories", metavar="DIR", nargs="+", help="folder(s) holding NAME.py")
     check.add_argument("--json", action="store_true",
-                       help="print a JSON list, one record per file: exercise, path, status "
-                            "(pass/fail/error), passed, examples (calls of the function, shrinking "
-                            "included), graded_by, tolerance, message, counterexample, expected, given")
+                       help="print one JSON record a line, each as soon as its file is graded: exercise, "
+                            "path, status (pass/fail/error), passed, examples (calls of the function, "
+                            "shrinking included), graded_by, tolerance, message, counterexample, expected, "
+                            "given, stdout, stderr (what the file printed, cut to 4000 bytes)")
+    check.add_argument("--csv", metavar="FILE",
+                       help="also write the grades to FILE (path, exercise, status, passed, examples, "
+                            "message), rewritten atomically after each file")
+    check.add_argument("--jobs", type=int, default=2, metavar="N",
+                       help="files graded at a time, each in a process of its own (default: 2)")
+    check.add_argument("--memory-mb", type=int, default=2048, metavar="MB",
+                       help="the memory (address space) of each student's process, on Linux (default: 2048)")
     check.add_argument("--max-examples", type=int, metavar="N",
                        help="generated inputs per file (default: the exercise's, 150)")
     check.add_argument("--no-shrink", action="store_true",
@@ -152,23 +165,29 @@ def _check(args) -> int:
 
 def _grade_all(args) -> int:
     """Grade every exercise file ``args`` names, print the reports; 0 if every one passes."""
-    from twinrank.grading._grader import Report, check
-    from twinrank.grading.exercises import EXERCISES
+    from twinrank.grading._batch import GradeBook, changed, grade_class, submissions
 
-    reports = []
-    for directory in args.directories:
-        present = ([e for e in EXERCISES if (Path(directory) / f"{e.name}.py").exists()] if args.name == "all"
-                   else [_exercise(args.name)])
-        graded = [check(e, directory, max_examples=args.max_examples, shrink=not args.no_shrink) for e in present]
-        if not present:
-            graded = [Report("all", directory, "error", message=f"no exercise file in {directory}")]
-        for report in graded:
-            reports.append(report)
-            if not args.json:
-                print(report.text(), flush=True)
-    if args.json:
-        print(json.dumps([r.to_dict() for r in reports], indent=1))
-    elif len(reports) > 1:
+    for option in ("jobs", "memory_mb"):
+        if getattr(args, option) < 1:
+            raise ParameterError(f"--{option.replace('_', '-')} must be at least 1, got {getattr(args, option)}")
+    work = submissions(None if args.name == "all" else _exercise(args.name), args.directories)
+    book = GradeBook(args.csv) if args.csv else None
+
+    def show(report):
+        if book:
+            book.add(report)
+        print(json.dumps(report.to_dict()) if args.json else report.text(), flush=True)
+
+    try:
+        reports = grade_class(work, jobs=args.jobs, on_report=show, max_examples=args.max_examples,
+                              shrink=not args.no_shrink, memory_mb=args.memory_mb)
+    except KeyboardInterrupt:
+        print("twinrank exercise: interrupted; the files graded so far are reported above", file=sys.stderr)
+        return 130
+    for path in changed(work):
+        print(f"twinrank exercise: warning: {path} changed while the class was graded (it was graded as it "
+              "was when grading started)", file=sys.stderr)
+    if not args.json and len(reports) > 1:
         counts = {status: sum(r.status == status for r in reports) for status in ("pass", "fail", "error")}
         print(f"# {len(reports)} files: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error")
     return max(r.exit_code for r in reports)

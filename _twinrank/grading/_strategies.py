@@ -57,10 +57,12 @@ def lambdarank_lambdas(draw) -> dict:
 
 @st.composite
 def bin_thresholds(draw) -> dict:
-    """A column of few distinct values (repeats, so quantiles differ from distinct values), NaN now and then."""
+    """A column of few distinct values, each repeated its own number of times (so quantiles of the
+    values differ from quantiles of the distinct values), in any order, NaN now and then."""
     pool = draw(st.lists(st.integers(-20, 20).map(lambda v: v / 4.0) | st.just(np.nan), min_size=1, max_size=10))
-    values = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=24))
-    return {"column": np.array(values, dtype=np.float32), "max_bins": draw(st.integers(2, 5))}
+    repeats = draw(st.lists(st.integers(0, 5), min_size=len(pool), max_size=len(pool)))
+    values = np.repeat(np.array(pool, dtype=np.float32), repeats)
+    return {"column": values[draw(st.permutations(range(len(values))))], "max_bins": draw(st.integers(2, 5))}
 
 
 def _binned(data, max_bins):

@@ -9,7 +9,8 @@ import pytest
 
 from twinrank.cli import main
 from twinrank.grading import _mistakes as mistakes, exercises
-from twinrank.grading._grader import check, load_function
+from twinrank.grading._grader import check
+from twinrank.grading._worker import load_function
 from twinrank.testing.registry import TOLERANCES, names as registry_names
 
 EXERCISES = exercises.EXERCISES
@@ -107,7 +108,7 @@ def test_a_file_that_cannot_be_graded_is_an_error(tmp_path):
         report = check(exercise, tmp_path)
         assert report.status == "error" and reason in report.message
     with pytest.raises(ImportError):
-        load_function(tmp_path / "dcg.py", "dcg")
+        load_function(str(tmp_path / "dcg.py"), str(tmp_path / "dcg.py"), "dcg")
 
 
 def test_a_function_that_returns_the_wrong_kind_of_thing_fails(tmp_path):
@@ -159,6 +160,11 @@ def test_cli_list_start_check_solve(tmp_path, capsys):
     assert main(["exercise", "check", "no_such_exercise", folder]) == 2
 
 
+def json_lines(out: str) -> list:
+    """The records of ``check --json``: one JSON object a line, nothing else on standard output."""
+    return [json.loads(line) for line in out.splitlines()]
+
+
 def test_cli_batch_json_for_a_class(tmp_path, capsys):
     good, wrong, broken = (tmp_path / n for n in ("good", "wrong", "broken"))
     exercise = exercises.get("subsample")
@@ -168,12 +174,12 @@ def test_cli_batch_json_for_a_class(tmp_path, capsys):
     write(wrong, exercise, "import numpy as np\n\n\n" + inspect.getsource(mistakes.subsample))
     write(broken, exercise, "import numpy_typo\n")
     assert main(["exercise", "check", "subsample", str(good), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["passed"] is True
+    assert json_lines(capsys.readouterr().out)[0]["passed"] is True
     assert main(["exercise", "check", "subsample", str(good), str(wrong)]) == 1
     assert "2 files: 1 pass, 1 fail, 0 error" in capsys.readouterr().out
     assert main(["exercise", "check", "all", str(good), str(wrong), str(broken), "--json",
                  "--no-shrink"]) == 2
-    records = json.loads(capsys.readouterr().out)
+    records = json_lines(capsys.readouterr().out)
     assert [r["status"] for r in records] == ["pass", "fail", "error"]
     assert records[1]["counterexample"]["n"] >= 1 and isinstance(records[1]["expected"]["value"], list)
     assert "ModuleNotFoundError" in records[2]["message"]
@@ -194,4 +200,4 @@ def test_the_readme_exercise_commands_run_as_written(tmp_path, monkeypatch, caps
         capsys.readouterr()
         codes.append(main(words[1:] + (["--no-shrink"] if words[2] == "check" else [])))
     assert codes == [0, 0, 1, 0, 0, 0], (commands, codes)
-    assert json.loads(capsys.readouterr().out)[0]["passed"]  # the last: check all --json
+    assert json_lines(capsys.readouterr().out)[0]["passed"]  # the last: check all --json
