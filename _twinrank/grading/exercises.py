@@ -20,9 +20,10 @@ function has a larger signature than an exercise should ask for (many queries, a
 convention object, every feature of a node), ``oracle`` is a thin wrapper over the
 fast function, documented in ``wrapper``.
 
-Grading is deterministic (hypothesis with ``derandomize=True``, no example database, a
+Grading is deterministic (hypothesis seeded with the exercise's name, no example database, a
 bounded ``max_examples``): a class gets the same examples, the same counterexamples and
-the same grades on every machine.
+the same grades on every machine. Each student's file runs in a process of its own
+(:mod:`~twinrank.grading._grader`); the fast twin's answer and the comparison never run there.
 """
 from __future__ import annotations
 
