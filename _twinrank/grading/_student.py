@@ -25,6 +25,7 @@ grading in a container for that (docs/course/index.md).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -67,13 +68,15 @@ class StudentProcess:
     """The function ``name`` of a student's file, ``source`` (its text), run in a process of its own.
 
     ``shown`` is the student's path, used in messages and tracebacks; ``memory_mb`` the address
-    space the process may use (``RLIMIT_AS``, enforced on Linux only).
+    space the process may use (``RLIMIT_AS``, enforced on Linux only); ``turn`` a lock the caller
+    of :meth:`call` holds, released while the call waits for the answer (None: no lock).
     """
 
     def __init__(self, source: str, shown, name: str, *, memory_mb: int, import_seconds: float,
-                 file_seconds: float):
+                 file_seconds: float, turn=None):
         self.source, self.shown, self.name = source, str(shown), name
         self.memory_mb, self.import_seconds, self.file_seconds = memory_mb, import_seconds, file_seconds
+        self.turn = turn
 
     def __enter__(self) -> StudentProcess:
         if os.name != "posix":
@@ -149,7 +152,8 @@ class StudentProcess:
             raise Stopped(too_slow) from None
         except OSError:  # the process is gone: its end is the reason
             pass
-        reply = self._wait(seconds, too_slow, "your function's process")
+        with _released(self.turn):
+            reply = self._wait(seconds, too_slow, "your function's process")
         kind, value = next(iter(reply.items())) if len(reply) == 1 else (None, None)
         if kind == "returned":
             try:
@@ -227,6 +231,19 @@ class _Kept:
     def text(self) -> str:
         cut = f"\n[... {self.total - len(self.kept)} more bytes]" if self.total > len(self.kept) else ""
         return self.kept.decode("utf-8", errors="replace") + cut
+
+
+@contextlib.contextmanager
+def _released(lock):
+    """Release ``lock`` (held by this thread) for the block, then take it again."""
+    if lock is None:
+        yield
+        return
+    lock.release()
+    try:
+        yield
+    finally:
+        lock.acquire()
 
 
 def _thread(target) -> threading.Thread:
