@@ -173,17 +173,20 @@ def _grade_all(args) -> int:
     work = submissions(None if args.name == "all" else _exercise(args.name), args.directories)
     book = GradeBook(args.csv) if args.csv else None
 
+    shown = []
+
     def show(report):
         if book:
             book.add(report)
         print(json.dumps(report.to_dict()) if args.json else report.text(), flush=True)
+        shown.append(report)
 
     try:
         reports = grade_class(work, jobs=args.jobs, on_report=show, max_examples=args.max_examples,
                               shrink=not args.no_shrink, memory_mb=args.memory_mb)
-    except KeyboardInterrupt:
-        print("twinrank exercise: interrupted; the files graded so far are reported above", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # the students' processes are killed; the command line says it in one line
+        raise KeyboardInterrupt(f"{len(shown)} of {len(work)} files graded, reported above"
+                                + (f" and in {args.csv}" if book else "")) from None
     for path in changed(work):
         print(f"twinrank exercise: warning: {path} changed while the class was graded (it was graded as it "
               "was when grading started)", file=sys.stderr)
