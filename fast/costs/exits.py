@@ -82,4 +82,4 @@ def _score_stage(stage: Ensemble, X, scores) -> None:
     if _quickscorer.fits(stage):
         _quickscorer.score(X, _quickscorer.pack(stage, X.dtype), weights, scores)
     else:
-        over_chunks(_predict_packed, (len(X) + ROW_BLOCK - 1) // ROW_BLOCK, X, *_packed(stage), scores)
+        over_chunks(_predict_packed, (len(X) + ROW_BLOCK - 1) // ROW_BLOCK, X, *_packed(stage), weights, scores)

@@ -40,10 +40,14 @@ of all trees are grouped by feature. A block of ``ROW_BLOCK`` rows keeps one
 bitvector per (tree, row), its features transposed to (feature, row); for every
 node of feature $f$ one loop over the block's rows selects each row's mask
 and ANDs it into that tree's row of bitvectors, a loop the compiler turns into
-SIMD compares, blends and ANDs (16 rows per instruction with AVX-512 and 32-bit
-masks). Each row then adds $w_t \cdot \mathrm{value}_t[\mathrm{lowest\ bit}]$
-tree by tree, in tree order, so the sum is the reference's, bit for bit, on any
-thread count.
+SIMD compares, blends and ANDs. Within a feature the nodes come in three groups, so
+that most take one compare per row: those sending NaN left ($\mathrm{nan}_k$ all ones:
+$x > t_k$, false for NaN, picks $\mathrm{gt}_k$), those sending it right
+($\mathrm{nan}_k = \mathrm{gt}_k$: not $x \le t_k$, true for NaN), and the rest (a third
+child, or bins, whose missing value is bin ``MISSING_BIN``: both tests). Then, tree by tree
+in tree order, each row of the block adds $w_t \cdot \mathrm{value}_t[\mathrm{lowest\ bit}]$
+(the rows of a tree at once, a gather, while each row's sum still adds the trees in order),
+so the sum is the reference's, bit for bit, on any thread count.
 
 **Exact comparisons.** On float32 features, thresholds are rounded down to
 float32: for a float32 $x$, $x \le t \iff x \le \lfloor t
@@ -64,8 +68,10 @@ from twinrank.reference.io.model import Ensemble
 __all__ = ["MAX_LEAVES", "fits", "pack", "score"]
 
 MAX_LEAVES = 64  # bits of the widest mask
-ROW_BLOCK = 64  # rows scored together: (trees x ROW_BLOCK) bitvectors per block
-BLOCKS_PER_TASK = 16  # blocks per parallel task (one set of buffers each)
+ROW_BLOCK = 256  # rows scored together: (trees x ROW_BLOCK) bitvectors per block
+LANES = 16  # a block of fewer rows is scored over its rows rounded up to a multiple of this
+NAN_LEFT, NAN_RIGHT, OTHER = 0, 1, 2  # the node groups of a feature (the module docstring)
+BLOCKS_PER_TASK = 4  # blocks per parallel task (one set of buffers each)
 
 
 def fits(ensemble: Ensemble) -> bool:
@@ -77,11 +83,12 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
     """The ensemble as QuickScorer arrays, for features of float ``dtype``, or for ``uint8``
     bins (``binning.apply_bins``; the nodes' ``bin_threshold``, ``MISSING_BIN`` is missing).
 
-    Returns ``(feature_bounds, node_tree, node_threshold, gt_mask, nan_mask, leaf_values)``:
-    the internal nodes of all trees sorted by (feature, tree), nodes of feature ``f``
-    at ``feature_bounds[f]:feature_bounds[f + 1]``; masks are uint32 when every tree has
-    at most 32 leaves, else uint64; ``leaf_values`` (n_trees, mask bits) holds each
-    tree's leaf values in leaf-bit order.
+    Returns ``(bounds, node_tree, node_threshold, gt_mask, nan_mask, leaf_values)``: the
+    internal nodes of all trees sorted by (feature, group, tree), where ``bounds`` (n_features,
+    4) holds, for feature ``f``, where its nodes sending NaN left, its nodes sending NaN right
+    and its other nodes start, and where they end (for bins every node is an other node);
+    masks are uint32 when every tree has at most 32 leaves, else uint64; ``leaf_values``
+    (n_trees, mask bits) holds each tree's leaf values in leaf-bit order.
     """
     trees = ensemble.trees
     bits = 32 if all(tree.n_leaves <= 32 for tree in trees) else 64
@@ -90,15 +97,19 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
     for t, tree in enumerate(trees):
         nodes, gt, nan, leaf_order = _tree_masks(tree.left, tree.right, tree.missing)
         leaf_values[t, :len(leaf_order)] = tree.value[leaf_order]
-        per_tree.append((nodes, np.full(len(nodes), t, dtype=np.int32), gt, nan))
+        per_tree.append((nodes, np.full(len(nodes), t, dtype=np.int64), gt, nan))
     nodes, node_tree, gt, nan = (np.concatenate([part[i] for part in per_tree]) for i in range(4))
     ids = _global(nodes, trees)  # (n_internal,) into the concatenated node arrays
     feature = np.concatenate([tree.feature for tree in trees])[ids]
     binned = np.dtype(dtype) == np.uint8
     threshold = np.concatenate([tree.bin_threshold if binned else tree.threshold
                                 for tree in trees])[ids]
-    order = np.lexsort((node_tree, feature))  # by feature, then tree
-    bounds = np.searchsorted(feature[order], np.arange(ensemble.n_features + 1)).astype(np.int64)
+    group = np.full(len(ids), OTHER) if binned else np.select(
+        [nan == ~np.uint64(0), nan == gt], [NAN_LEFT, NAN_RIGHT], OTHER)
+    order = np.lexsort((node_tree, group, feature))  # by feature, then group, then tree
+    keys = feature[order] * 3 + group[order]
+    starts = np.searchsorted(keys, np.arange(3 * ensemble.n_features + 1))
+    bounds = np.column_stack([starts[:-1].reshape(-1, 3), starts[3::3]]).astype(np.int64)
     mask_type = np.uint32 if bits == 32 else np.uint64
     threshold = threshold[order].astype(np.uint8) if binned else _thresholds_for(threshold[order], dtype)
     return (bounds, node_tree[order], threshold, gt[order].astype(mask_type),
@@ -109,7 +120,8 @@ def score(X, packed, weights, scores) -> None:
     """``scores[i] += sum_t weights[t] * f_t(X[i])`` in tree order, for ``pack(ensemble, X.dtype)``.
 
     Tasks of ``BLOCKS_PER_TASK`` blocks of rows, one contiguous range of tasks per thread
-    (``_threads.over_chunks``)."""
+    (``_threads.over_chunks``); a call of at most ``BLOCKS_PER_TASK`` blocks runs on the calling
+    thread alone."""
     ones = packed[3].dtype.type(np.iinfo(packed[3].dtype).max)  # a mask keeping every leaf
     missing = X.dtype.type(MISSING_BIN if X.dtype == np.uint8 else np.nan)  # NaN never equals NaN
     n_blocks = (X.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
@@ -219,37 +231,57 @@ def _score_tasks(first_task, last_task, X, bounds, node_tree, threshold, gt, nan
     n_rows, n_features = X.shape
     n_trees = leaf_values.shape[0]
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    columns = np.empty((n_features, ROW_BLOCK), dtype=X.dtype)  # a block, transposed
-    words = np.empty((n_trees, ROW_BLOCK), dtype=gt.dtype)  # (tree, row) bitvectors
+    width = min(ROW_BLOCK, (n_rows + LANES - 1) // LANES * LANES)  # a small call: buffers as small
+    columns = np.zeros((n_features, width), dtype=X.dtype)  # a block, transposed
+    words = np.full((n_trees, width), ones, dtype=gt.dtype)  # (tree, row) bitvectors
+    totals = np.zeros(width)  # (row,) the block's scores
     for block in range(first_task * BLOCKS_PER_TASK, min(n_blocks, last_task * BLOCKS_PER_TASK)):
         first = block * ROW_BLOCK
         size = min(n_rows, first + ROW_BLOCK) - first
         _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones,
-                     missing, weights, scores, columns, words)
+                     missing, weights, scores, columns, words, totals)
 
 
 @njit(cache=True)
 def _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones, missing,
-                 weights, scores, columns, words):
-    """Rows ``first .. first + size - 1``. Only features with nodes are transposed; rows of
-    ``columns`` past ``size`` are stale, and their words go unread."""
+                 weights, scores, columns, words, totals):
+    """Rows ``first .. first + size - 1``, over ``size`` rounded up to ``LANES`` lanes; ``words`` all
+    ones on entry, and again on return. Only features with nodes are transposed; lanes of
+    ``columns`` past ``size`` are stale, their words and totals go unused. Node indices are
+    unsigned: no negative-index test in the inner loops."""
     n_features, n_trees = X.shape[1], leaf_values.shape[0]
+    lanes = min(columns.shape[1], (size + LANES - 1) // LANES * LANES)
     for f in range(n_features):
-        if bounds[f] < bounds[f + 1]:
+        if bounds[f, 0] < bounds[f, 3]:
             for i in range(size):
                 columns[f, i] = X[first + i, f]
-    words[:] = ones
     for f in range(n_features):
         x = columns[f]
-        for j in range(bounds[f], bounds[f + 1]):
+        for j in range(np.uint64(bounds[f, 0]), np.uint64(bounds[f, 1])):  # NaN left: NaN > t is false
+            t, if_greater = threshold[j], gt[j]
+            word = words[np.uint64(node_tree[j])]
+            for i in range(lanes):  # vectorized: compare, masked AND
+                w = word[i]
+                word[i] = w & if_greater if x[i] > t else w
+        for j in range(np.uint64(bounds[f, 1]), np.uint64(bounds[f, 2])):  # NaN right: NaN <= t is false
+            t, if_greater = threshold[j], gt[j]
+            word = words[np.uint64(node_tree[j])]
+            for i in range(lanes):
+                w = word[i]
+                word[i] = w if x[i] <= t else w & if_greater
+        for j in range(np.uint64(bounds[f, 2]), np.uint64(bounds[f, 3])):  # a third child; bins
             t, if_greater, if_nan = threshold[j], gt[j], nan[j]
-            word = words[node_tree[j]]
-            for i in range(ROW_BLOCK):  # vectorized: compare, blend, AND
+            word = words[np.uint64(node_tree[j])]
+            for i in range(lanes):
                 xi = x[i]
                 is_missing = (xi != xi) | (xi == missing)
                 word[i] &= if_nan if is_missing else (if_greater if xi > t else ones)
     for i in range(size):
-        total = scores[first + i]
-        for t in range(n_trees):
-            total += weights[t] * leaf_values[t, _lowest_bit(words[t, i])]
-        scores[first + i] = total
+        totals[i] = scores[first + i]
+    for t in range(n_trees):  # trees in order: each row's sum is the reference's
+        weight, values, word = weights[t], leaf_values[t], words[t]
+        for i in range(lanes):
+            totals[i] += weight * values[_lowest_bit(word[i])]
+            word[i] = ones
+    for i in range(size):
+        scores[first + i] = totals[i]

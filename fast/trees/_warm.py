@@ -52,7 +52,7 @@ from twinrank.fast.runtime._compile_lock import HOLDER, LOCK
 from twinrank.fast.runtime._compile_notice import NOTICE
 from twinrank.fast.runtime._kernel_cache import cached_signatures, caching
 from twinrank.fast.trees._grower import grow
-from twinrank.fast.trees.predict import predict_ensemble, predict_tree_binned
+from twinrank.fast.trees.predict import WALK_ROWS, predict_ensemble, predict_tree_binned
 from twinrank.fast.trees.tree import grow_tree
 from twinrank.reference.constants import LEAF
 from twinrank.reference.io.model import Ensemble, Tree
@@ -161,8 +161,8 @@ def compile_scorers() -> None:
     binned = np.asfortranarray(np.array([[0, 0], [1, 1]], dtype=np.uint8))  # as apply_bins returns
     binned.flags.writeable = False
     predict_tree_binned(stump, binned)
-    predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=2),
-                     np.array([[0.0, 0.0], [1.0, 1.0]], dtype=np.float32))
+    predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=2),  # QuickScorer: WALK_ROWS rows
+                     np.array([[0.0, 0.0], [1.0, 1.0]] * (WALK_ROWS // 2 + 1), dtype=np.float32))
 
 
 def helper_main(parent: int) -> None:

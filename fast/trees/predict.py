@@ -3,14 +3,19 @@
 An ensemble whose trees have at most 64 leaves each (every boosted model of
 usual size) is scored by a vectorized QuickScorer (:mod:`._quickscorer`): no tree
 is walked; each row's exit leaves come from ANDed bit masks, many rows per SIMD
-instruction. Larger trees (random forests) are packed into concatenated node
-arrays (child ids made global, leaves kept at -1) and walked one block of
+instruction. Larger trees (random forests), and calls of fewer than ``WALK_ROWS``
+rows (for which QuickScorer's blocks of rows would be mostly empty), walk
+concatenated node arrays (child ids made global, leaves kept at -1), one block of
 ``ROW_BLOCK`` rows per task, every tree over the block before the next tree, so a
-tree's nodes stay in cache while the block's rows walk it. Either way each row's
-score adds the trees in order, as the reference does, so the result does not
-depend on the thread count.
+tree's nodes stay in cache while the block's rows walk it. Either layout is packed
+once per model and kept with it (:func:`kept_layout`). Either way each row's score adds the trees
+in order, as the reference does, so the result does not depend on the thread count
+or the path.
 """
 from __future__ import annotations
+
+import operator
+import weakref
 
 import numpy as np
 
@@ -24,6 +29,8 @@ from twinrank.reference.trees.predict import _check_n_features, _checked_feature
 __all__ = ["apply_tree", "predict_tree", "predict_tree_binned", "predict_ensemble", "add_leaf_values"]
 
 ROW_BLOCK = 128
+WALK_ROWS = 4  # calls of fewer rows walk the trees (benchmarks/predict_latency.py)
+_KEPT: dict = {}  # id(ensemble) -> (weak reference, trees, n_features, {key: layout}), see kept_layout
 
 
 def apply_tree(tree: Tree, X) -> np.ndarray:
@@ -72,11 +79,12 @@ def _add_leaf_values(first, last, scores, value, leaf_of_row, weight):
 def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.trees.predict.predict_ensemble`.
 
-    Packs the trees (O(total nodes), a few ms for thousands of trees) and scores
-    blocks of rows in parallel: by QuickScorer when every tree has at most
-    ``_quickscorer.MAX_LEAVES`` leaves, else tree by tree over a block. The
-    missing-value strategy is the reference's (NumPy preprocessing; its imputers'
-    trees score bit for bit as here).
+    Fewer than ``WALK_ROWS`` rows walk the trees on the calling thread (a few rows pay
+    for every node of QuickScorer's blocks); more are scored by QuickScorer when every
+    tree has at most ``_quickscorer.MAX_LEAVES`` leaves, blocks of rows in parallel,
+    else tree by tree over a block. Either layout is packed once per model and kept
+    with it (:func:`kept_layout`). The missing-value strategy is the reference's (NumPy
+    preprocessing; its imputers' trees score bit for bit as here).
     """
     X = _floats(np.asarray(X))
     _check_n_features(X, ensemble.n_features)
@@ -84,12 +92,53 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     scores = np.full(len(X), float(ensemble.base_score))  # (n_rows,)
     if ensemble.init_model is not None:
         scores = predict_ensemble(ensemble.init_model, X) + ensemble.base_score
-    if ensemble.n_trees and _quickscorer.fits(ensemble):
-        weights = np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64)
-        _quickscorer.score(X, _quickscorer.pack(ensemble, X.dtype), weights, scores)
-    elif ensemble.n_trees:
-        over_chunks(_predict_packed, (len(X) + ROW_BLOCK - 1) // ROW_BLOCK, X, *_packed(ensemble), scores)
+    if not ensemble.n_trees or not len(X):
+        return scores
+    weights = np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64)
+    if len(X) >= WALK_ROWS and kept_layout(ensemble, "fits", _quickscorer.fits):
+        layout = kept_layout(ensemble, X.dtype, lambda e: _quickscorer.pack(e, X.dtype))
+        _quickscorer.score(X, layout, weights, scores)
+    else:
+        layout = kept_layout(ensemble, "walk", _packed)
+        over_chunks(_predict_packed, (len(X) + ROW_BLOCK - 1) // ROW_BLOCK, X, *layout, weights, scores)
     return scores
+
+
+def kept_layout(ensemble: Ensemble, key, build):
+    """``build(ensemble)``, a scoring layout, made once for this ensemble, its trees and ``key`` (the
+    layout's kind and dtype) and kept while the ensemble lives.
+
+    Packing costs O(total nodes) of Python and NumPy per tree, about 1 ms for 100 trees: more
+    than scoring a few rows. The layout is kept by ``id(ensemble)`` and dropped when the ensemble
+    is garbage collected (a weak reference, as ``_layout`` keeps the row-major bins). It can
+    never be stale: it is derived from the trees only, and a :class:`Tree` is a value (frozen
+    fields, read-only arrays it owns), so the same tree objects mean the same layout. The
+    ensemble itself is mutable, so every call compares, by identity, the trees it holds now
+    with those the layout was made from, and ``n_features`` too (about 2 us for 1000 trees);
+    what else a score depends on (``tree_weights``, ``base_score``, ``init_model``,
+    ``missing``) is read on every call and never kept. A model truncated, copied or loaded is
+    another object, with layouts of its own.
+    """
+    entry = _KEPT.get(id(ensemble))
+    if entry is None or entry[0]() is not ensemble or entry[2] != ensemble.n_features \
+            or not _same_trees(entry[1], ensemble.trees):
+        entry = _KEPT[id(ensemble)] = (_forgetting(ensemble), tuple(ensemble.trees), ensemble.n_features, {})
+    layouts = entry[3]
+    layout = layouts.get(key)
+    if layout is None:
+        layout = layouts[key] = build(ensemble)
+    return layout
+
+
+def _same_trees(kept: tuple, trees) -> bool:
+    """Whether ``trees`` are the very tree objects ``kept``, in the same order."""
+    return len(kept) == len(trees) and all(map(operator.is_, kept, trees))
+
+
+def _forgetting(ensemble: Ensemble) -> weakref.ref:
+    """A weak reference to ``ensemble`` that drops its kept layouts when the ensemble is collected."""
+    key = id(ensemble)
+    return weakref.ref(ensemble, lambda _, key=key: _KEPT.pop(key, None))
 
 
 def _floats(X: np.ndarray) -> np.ndarray:
@@ -98,7 +147,7 @@ def _floats(X: np.ndarray) -> np.ndarray:
 
 
 def _packed(ensemble: Ensemble):
-    """The trees as concatenated node arrays, child ids offset to global ids; plus roots and weights."""
+    """The trees as concatenated node arrays, child ids offset to global ids; plus roots."""
     trees = ensemble.trees
     roots = np.cumsum([0] + [t.n_nodes for t in trees[:-1]]).astype(np.int64)  # (n_trees,)
 
@@ -111,7 +160,7 @@ def _packed(ensemble: Ensemble):
             np.concatenate([t.threshold for t in trees]),
             children("left"), children("right"), children("missing"),
             np.concatenate([t.value for t in trees]),
-            roots, np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64))
+            roots)
 
 
 @njit(cache=True)

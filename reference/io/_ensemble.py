@@ -52,9 +52,16 @@ TREE_FIELDS = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Tree:
-    """One regression tree as flat per-node arrays (see the module docstring)."""
+    """One regression tree as flat per-node arrays (see the module docstring).
+
+    A tree is a value: its fields cannot be reassigned and its arrays are read-only, owned by
+    the tree (an array passed in is copied unless it already is such an array, another tree's
+    field), so a tree scores the same for as long as it exists and a scorer may keep what it
+    derived from it (the fast twin's packed layouts). A changed tree is a new tree:
+    ``dataclasses.replace(tree, value=tree.value * 0.1)``.
+    """
 
     feature: np.ndarray
     threshold: np.ndarray
@@ -77,8 +84,12 @@ class Tree:
             if np.dtype(dtype).kind == "i" and arr.size and (arr.min() < np.iinfo(dtype).min
                                                               or arr.max() > np.iinfo(dtype).max):
                 raise ModelFormatError(f"tree.{name}: a value is beyond the range of {np.dtype(dtype).name}")
-            setattr(self, name, np.ascontiguousarray(arr, dtype=dtype))
+            object.__setattr__(self, name, _read_only(arr, dtype))
         check_tree(self, "tree")
+
+    def __reduce__(self):
+        """Pickled and copied through the constructor, so a copy's arrays are read-only too."""
+        return Tree, tuple(getattr(self, name) for name, _ in TREE_FIELDS)
 
     @property
     def n_nodes(self) -> int:
@@ -117,6 +128,16 @@ class Tree:
     def equals(self, other: "Tree") -> bool:
         """Exact equality of structure and values (``threshold``/``value`` bit-equal)."""
         return all(np.array_equal(getattr(self, n), getattr(other, n)) for n, _ in TREE_FIELDS)
+
+
+def _read_only(arr: np.ndarray, dtype) -> np.ndarray:
+    """``arr`` as a read-only C-ordered array of ``dtype`` owning its memory: ``arr`` itself if it
+    already is one, else a copy (nobody else holds a writable view of it)."""
+    if arr.dtype == dtype and arr.flags.c_contiguous and not arr.flags.writeable and arr.base is None:
+        return arr
+    arr = np.array(arr, dtype=dtype, order="C")
+    arr.flags.writeable = False
+    return arr
 
 
 @dataclass

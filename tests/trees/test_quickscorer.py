@@ -53,10 +53,11 @@ def grid_and_rows(rng, n_rows, dtype):
 
 
 @given(seed=st.integers(0, 2**32 - 1), max_leaves=st.sampled_from([1, 2, 5, 32, 33, 64, 65]),
-       dtype=st.sampled_from([np.float32, np.float64]))
-def test_quickscorer_scores_every_tree_shape_like_the_reference(seed, max_leaves, dtype):
+       dtype=st.sampled_from([np.float32, np.float64]), n_rows=st.sampled_from([1, 3, 4, 150, 1100]))
+def test_quickscorer_scores_every_tree_shape_like_the_reference(seed, max_leaves, dtype, n_rows):
+    """Rows: fewer than ``WALK_ROWS`` (walked), one partial block, and blocks over two tasks (in parallel)."""
     rng = np.random.default_rng(seed)
-    grid, X = grid_and_rows(rng, 150, dtype)  # 150 rows: two full blocks of 64 and a partial one
+    grid, X = grid_and_rows(rng, n_rows, dtype)
     trees = [random_tree(rng, int(rng.integers(1, max_leaves + 1)), grid) for _ in range(7)]
     trees[0] = random_tree(rng, max_leaves, grid)
     model = Ensemble(trees=trees, tree_weights=rng.uniform(0.1, 1.0, 7), base_score=0.25,
@@ -88,6 +89,21 @@ def test_masks_are_as_wide_as_the_largest_tree_needs(n_leaves, mask_type):
                                np.float64)
     assert packed[3].dtype == mask_type and packed[4].dtype == mask_type
     assert packed[5].shape == (1, np.iinfo(mask_type).bits)
+
+
+def test_nodes_are_grouped_by_feature_then_by_where_nan_goes():
+    """Root (feature 0) sends NaN right, its left child (feature 0) left, its right child (feature 1)
+    to a third child; on bins every node is in the last group."""
+    tree = Tree(feature=[0, 0, 1, -1, -1, -1, -1, -1], threshold=[0.5, 0.2, 0.1, 0, 0, 0, 0, 0],
+                bin_threshold=[5, 2, 1, 0, 0, 0, 0, 0], left=[1, 3, 5, -1, -1, -1, -1, -1],
+                right=[2, 4, 6, -1, -1, -1, -1, -1], missing=[2, 3, 7, -1, -1, -1, -1, -1],
+                value=np.arange(8.0), gain=np.zeros(8), count=np.zeros(8), hessian_sum=np.zeros(8))
+    model = Ensemble(trees=[tree], tree_weights=[1.0], n_features=3)
+    bounds, _, threshold, *_ = _quickscorer.pack(model, np.float64)
+    np.testing.assert_array_equal(bounds, [[0, 1, 2, 2], [2, 2, 2, 3], [3, 3, 3, 3]])
+    np.testing.assert_array_equal(threshold, [0.2, 0.5, 0.1])  # NaN left, NaN right; the third child
+    bounds, *_ = _quickscorer.pack(model, np.uint8)
+    np.testing.assert_array_equal(bounds, [[0, 0, 0, 2], [2, 2, 2, 3], [3, 3, 3, 3]])
 
 
 def test_float32_thresholds_round_down_so_routes_stay_exact():
