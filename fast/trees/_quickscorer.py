@@ -35,19 +35,19 @@ the deepest common ancestor of $l$ and $e$, where $l$ lies in an
 earlier branch than the one the row took. No node is visited in order, so there
 is no branch to mispredict and the AND over nodes can run in any order.
 
-**Vectorized over rows** (V-QuickScorer, Lucchese et al., SIGIR 2016). The nodes
-of all trees are grouped by feature. A block of ``ROW_BLOCK`` rows keeps one
-bitvector per (tree, row), its features transposed to (feature, row); for every
-node of feature $f$ one loop over the block's rows selects each row's mask
-and ANDs it into that tree's row of bitvectors, a loop the compiler turns into
-SIMD compares, blends and ANDs. Within a feature the nodes come in three groups, so
-that most take one compare per row: those sending NaN left ($\mathrm{nan}_k$ all ones:
-$x > t_k$, false for NaN, picks $\mathrm{gt}_k$), those sending it right
-($\mathrm{nan}_k = \mathrm{gt}_k$: not $x \le t_k$, true for NaN), and the rest (a third
-child, or bins, whose missing value is bin ``MISSING_BIN``: both tests). Then, tree by tree
-in tree order, each row of the block adds $w_t \cdot \mathrm{value}_t[\mathrm{lowest\ bit}]$
-(the rows of a tree at once, a gather, while each row's sum still adds the trees in order),
-so the sum is the reference's, bit for bit, on any thread count.
+**Vectorized over rows** (V-QuickScorer, Lucchese et al., SIGIR 2016). A block of
+``ROW_BLOCK`` rows is transposed to (feature, row), eight rows at a time (eight streams of
+loads; the next block's rows prefetched meanwhile). Then, tree by tree in tree order, one
+bitvector per row starts all ones; for every node of the tree one loop over the block's
+rows compares each row's value with the threshold and ANDs the picked mask into the row's
+bitvector (SIMD compares and masked ANDs, the bitvectors in L1), and each row adds
+$w_t \cdot \mathrm{value}_t[\mathrm{lowest\ bit}]$ to its score, so each row's sum adds the
+trees in order, as the reference does, bit for bit, on any thread count. Within a tree the
+nodes come in three groups, so that most take one compare per row: those sending NaN left
+($\mathrm{nan}_k$ all ones: $x > t_k$, false for NaN, picks $\mathrm{gt}_k$), those sending
+it right ($\mathrm{nan}_k = \mathrm{gt}_k$: not $x \le t_k$, true for NaN), and the rest (a
+third child, or bins, whose missing value is bin ``MISSING_BIN``: both tests). A block of
+fewer rows is scored over its rows rounded up to ``LANES``.
 
 **Exact comparisons.** On float32 features, thresholds are rounded down to
 float32: for a float32 $x$, $x \le t \iff x \le \lfloor t
@@ -61,6 +61,7 @@ import numpy as np
 from numba.extending import intrinsic
 
 from twinrank.fast.runtime._kernel_cache import njit
+from twinrank.fast.runtime._simd import prefetch
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import LEAF, MISSING_BIN
 from twinrank.reference.io.model import Ensemble
@@ -68,9 +69,9 @@ from twinrank.reference.io.model import Ensemble
 __all__ = ["MAX_LEAVES", "fits", "pack", "score"]
 
 MAX_LEAVES = 64  # bits of the widest mask
-ROW_BLOCK = 256  # rows scored together: (trees x ROW_BLOCK) bitvectors per block
+ROW_BLOCK = 256  # rows scored together (64 and 128 were slower, 512 no faster: docs/benchmarks.md)
 LANES = 16  # a block of fewer rows is scored over its rows rounded up to a multiple of this
-NAN_LEFT, NAN_RIGHT, OTHER = 0, 1, 2  # the node groups of a feature (the module docstring)
+NAN_LEFT, NAN_RIGHT, OTHER = 0, 1, 2  # the node groups of a tree (the module docstring)
 BLOCKS_PER_TASK = 4  # blocks per parallel task (one set of buffers each)
 
 
@@ -83,12 +84,13 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
     """The ensemble as QuickScorer arrays, for features of float ``dtype``, or for ``uint8``
     bins (``binning.apply_bins``; the nodes' ``bin_threshold``, ``MISSING_BIN`` is missing).
 
-    Returns ``(bounds, node_tree, node_threshold, gt_mask, nan_mask, leaf_values)``: the
-    internal nodes of all trees sorted by (feature, group, tree), where ``bounds`` (n_features,
-    4) holds, for feature ``f``, where its nodes sending NaN left, its nodes sending NaN right
-    and its other nodes start, and where they end (for bins every node is an other node);
-    masks are uint32 when every tree has at most 32 leaves, else uint64; ``leaf_values``
-    (n_trees, mask bits) holds each tree's leaf values in leaf-bit order.
+    Returns ``(bounds, node_feature, node_threshold, gt_mask, nan_mask, leaf_values, used)``:
+    the internal nodes of all trees sorted by (tree, group, feature), where ``bounds`` (n_trees,
+    4) holds, for tree ``t``, where its nodes sending NaN left, its nodes sending NaN right and
+    its other nodes start, and where they end (for bins every node is an other node); masks
+    are uint32 when every tree has at most 32 leaves, else uint64; ``leaf_values`` (n_trees,
+    mask bits) holds each tree's leaf values in leaf-bit order; ``used`` (n_features,) marks
+    the features some node splits on.
     """
     trees = ensemble.trees
     bits = 32 if all(tree.n_leaves <= 32 for tree in trees) else 64
@@ -106,14 +108,15 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
                                 for tree in trees])[ids]
     group = np.full(len(ids), OTHER) if binned else np.select(
         [nan == ~np.uint64(0), nan == gt], [NAN_LEFT, NAN_RIGHT], OTHER)
-    order = np.lexsort((node_tree, group, feature))  # by feature, then group, then tree
-    keys = feature[order] * 3 + group[order]
-    starts = np.searchsorted(keys, np.arange(3 * ensemble.n_features + 1))
+    order = np.lexsort((feature, group, node_tree))  # by tree, then group, then feature
+    starts = np.searchsorted(node_tree[order] * 3 + group[order], np.arange(3 * len(trees) + 1))
     bounds = np.column_stack([starts[:-1].reshape(-1, 3), starts[3::3]]).astype(np.int64)
     mask_type = np.uint32 if bits == 32 else np.uint64
     threshold = threshold[order].astype(np.uint8) if binned else _thresholds_for(threshold[order], dtype)
-    return (bounds, node_tree[order], threshold, gt[order].astype(mask_type),
-            nan[order].astype(mask_type), leaf_values)
+    used = np.zeros(ensemble.n_features, dtype=np.bool_)
+    used[feature] = True
+    return (bounds, feature[order].astype(np.int64), threshold, gt[order].astype(mask_type),
+            nan[order].astype(mask_type), leaf_values, used)
 
 
 def score(X, packed, weights, scores) -> None:
@@ -224,64 +227,78 @@ def _lowest_bit(typingctx, word):
 
 
 @njit(cache=True, nogil=True)
-def _score_tasks(first_task, last_task, X, bounds, node_tree, threshold, gt, nan, leaf_values, ones,
+def _score_tasks(first_task, last_task, X, bounds, feature, threshold, gt, nan, leaf_values, used, ones,
                  missing, weights, scores):
-    # IN X (n_rows, d) float or uint8 bins; nodes by feature; missing: the bin of missing values
+    # IN X (n_rows, d) float or uint8 bins; nodes by tree; missing: the bin of missing values
     # (NaN for floats); OUT scores (n_rows,) += tree sums, in tree order, rows of these tasks
     n_rows, n_features = X.shape
-    n_trees = leaf_values.shape[0]
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
     width = min(ROW_BLOCK, (n_rows + LANES - 1) // LANES * LANES)  # a small call: buffers as small
     columns = np.zeros((n_features, width), dtype=X.dtype)  # a block, transposed
-    words = np.full((n_trees, width), ones, dtype=gt.dtype)  # (tree, row) bitvectors
+    word = np.empty(width, dtype=gt.dtype)  # (row,) one tree's bitvectors
     totals = np.zeros(width)  # (row,) the block's scores
     for block in range(first_task * BLOCKS_PER_TASK, min(n_blocks, last_task * BLOCKS_PER_TASK)):
         first = block * ROW_BLOCK
         size = min(n_rows, first + ROW_BLOCK) - first
-        _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones,
-                     missing, weights, scores, columns, words, totals)
+        _transpose(X, first, size, used, columns)
+        _score_block(size, bounds, feature, threshold, gt, nan, leaf_values, ones, missing, weights,
+                     columns, word, totals, scores[first:first + size])
 
 
 @njit(cache=True)
-def _score_block(X, first, size, bounds, node_tree, threshold, gt, nan, leaf_values, ones, missing,
-                 weights, scores, columns, words, totals):
-    """Rows ``first .. first + size - 1``, over ``size`` rounded up to ``LANES`` lanes; ``words`` all
-    ones on entry, and again on return. Only features with nodes are transposed; lanes of
-    ``columns`` past ``size`` are stale, their words and totals go unused. Node indices are
-    unsigned: no negative-index test in the inner loops."""
-    n_features, n_trees = X.shape[1], leaf_values.shape[0]
-    lanes = min(columns.shape[1], (size + LANES - 1) // LANES * LANES)
-    for f in range(n_features):
-        if bounds[f, 0] < bounds[f, 3]:
-            for i in range(size):
+def _transpose(X, first, size, used, columns):
+    """``columns[f, i] = X[first + i, f]`` for the ``used`` features, eight rows at a time (eight
+    streams of loads), the next block's rows prefetched meanwhile (``_simd.prefetch``: a hint)."""
+    n_rows, n_features = X.shape
+    step = max(1, 64 // X.itemsize)  # elements per cache line
+    for e in range(min(n_rows, first + ROW_BLOCK) * n_features, min(n_rows, first + 2 * ROW_BLOCK) * n_features,
+                   step):
+        prefetch(X, e)
+    i = 0
+    while i + 8 <= size:
+        r0, r1, r2, r3 = X[first + i], X[first + i + 1], X[first + i + 2], X[first + i + 3]
+        r4, r5, r6, r7 = X[first + i + 4], X[first + i + 5], X[first + i + 6], X[first + i + 7]
+        for f in range(n_features):
+            if used[f]:
+                c = columns[f]
+                c[i], c[i + 1], c[i + 2], c[i + 3] = r0[f], r1[f], r2[f], r3[f]
+                c[i + 4], c[i + 5], c[i + 6], c[i + 7] = r4[f], r5[f], r6[f], r7[f]
+        i += 8
+    for i in range(i, size):
+        for f in range(n_features):
+            if used[f]:
                 columns[f, i] = X[first + i, f]
-    for f in range(n_features):
-        x = columns[f]
-        for j in range(np.uint64(bounds[f, 0]), np.uint64(bounds[f, 1])):  # NaN left: NaN > t is false
-            t, if_greater = threshold[j], gt[j]
-            word = words[np.uint64(node_tree[j])]
+
+
+@njit(cache=True)
+def _score_block(size, bounds, feature, threshold, gt, nan, leaf_values, ones, missing, weights, columns,
+                 word, totals, scores):
+    """``scores += `` the trees, tree by tree, for the ``size`` rows transposed in ``columns``, over
+    ``size`` rounded up to ``LANES`` lanes (lanes past ``size`` are stale, their words and totals go
+    unused). Node indices are unsigned: no negative-index test in the inner loops."""
+    lanes = min(columns.shape[1], (size + LANES - 1) // LANES * LANES)
+    for i in range(size):
+        totals[i] = scores[i]
+    for t in range(leaf_values.shape[0]):  # trees in order: each row's sum is the reference's
+        word[:lanes] = ones
+        for j in range(np.uint64(bounds[t, 0]), np.uint64(bounds[t, 1])):  # NaN left: NaN > t is false
+            x, at, if_greater = columns[np.uint64(feature[j])], threshold[j], gt[j]
             for i in range(lanes):  # vectorized: compare, masked AND
                 w = word[i]
-                word[i] = w & if_greater if x[i] > t else w
-        for j in range(np.uint64(bounds[f, 1]), np.uint64(bounds[f, 2])):  # NaN right: NaN <= t is false
-            t, if_greater = threshold[j], gt[j]
-            word = words[np.uint64(node_tree[j])]
+                word[i] = w & if_greater if x[i] > at else w
+        for j in range(np.uint64(bounds[t, 1]), np.uint64(bounds[t, 2])):  # NaN right: NaN <= t is false
+            x, at, if_greater = columns[np.uint64(feature[j])], threshold[j], gt[j]
             for i in range(lanes):
                 w = word[i]
-                word[i] = w if x[i] <= t else w & if_greater
-        for j in range(np.uint64(bounds[f, 2]), np.uint64(bounds[f, 3])):  # a third child; bins
-            t, if_greater, if_nan = threshold[j], gt[j], nan[j]
-            word = words[np.uint64(node_tree[j])]
+                word[i] = w if x[i] <= at else w & if_greater
+        for j in range(np.uint64(bounds[t, 2]), np.uint64(bounds[t, 3])):  # a third child; bins
+            x, at, if_greater, if_nan = columns[np.uint64(feature[j])], threshold[j], gt[j], nan[j]
             for i in range(lanes):
                 xi = x[i]
                 is_missing = (xi != xi) | (xi == missing)
-                word[i] &= if_nan if is_missing else (if_greater if xi > t else ones)
-    for i in range(size):
-        totals[i] = scores[first + i]
-    for t in range(n_trees):  # trees in order: each row's sum is the reference's
-        weight, values, word = weights[t], leaf_values[t], words[t]
+                word[i] &= if_nan if is_missing else (if_greater if xi > at else ones)
+        weight, values = weights[t], leaf_values[t]
         for i in range(lanes):
             totals[i] += weight * values[_lowest_bit(word[i])]
-            word[i] = ones
     for i in range(size):
-        scores[first + i] = totals[i]
+        scores[i] = totals[i]

@@ -91,19 +91,23 @@ def test_masks_are_as_wide_as_the_largest_tree_needs(n_leaves, mask_type):
     assert packed[5].shape == (1, np.iinfo(mask_type).bits)
 
 
-def test_nodes_are_grouped_by_feature_then_by_where_nan_goes():
-    """Root (feature 0) sends NaN right, its left child (feature 0) left, its right child (feature 1)
-    to a third child; on bins every node is in the last group."""
-    tree = Tree(feature=[0, 0, 1, -1, -1, -1, -1, -1], threshold=[0.5, 0.2, 0.1, 0, 0, 0, 0, 0],
+def test_nodes_are_grouped_by_tree_then_by_where_nan_goes():
+    """The first tree's root (feature 0) sends NaN right, its left child (feature 2) left, its
+    right child (feature 1) to a third child; the second tree is a stump. On bins every node is
+    in the last group."""
+    tree = Tree(feature=[0, 2, 1, -1, -1, -1, -1, -1], threshold=[0.5, 0.2, 0.1, 0, 0, 0, 0, 0],
                 bin_threshold=[5, 2, 1, 0, 0, 0, 0, 0], left=[1, 3, 5, -1, -1, -1, -1, -1],
                 right=[2, 4, 6, -1, -1, -1, -1, -1], missing=[2, 3, 7, -1, -1, -1, -1, -1],
                 value=np.arange(8.0), gain=np.zeros(8), count=np.zeros(8), hessian_sum=np.zeros(8))
-    model = Ensemble(trees=[tree], tree_weights=[1.0], n_features=3)
-    bounds, _, threshold, *_ = _quickscorer.pack(model, np.float64)
-    np.testing.assert_array_equal(bounds, [[0, 1, 2, 2], [2, 2, 2, 3], [3, 3, 3, 3]])
-    np.testing.assert_array_equal(threshold, [0.2, 0.5, 0.1])  # NaN left, NaN right; the third child
+    stump = random_tree(np.random.default_rng(0), 2, np.array([0.3]))
+    model = Ensemble(trees=[tree, stump], tree_weights=[1.0, 1.0], n_features=N_FEATURES)
+    bounds, feature, threshold, *_, used = _quickscorer.pack(model, np.float64)
+    assert bounds.tolist()[0] == [0, 1, 2, 3] and bounds[1, 3] == 4
+    np.testing.assert_array_equal(feature[:3], [2, 0, 1])  # NaN left, NaN right; the third child
+    np.testing.assert_array_equal(threshold[:3], [0.2, 0.5, 0.1])
+    assert used[[0, 1, 2]].all() and used.sum() == len(set([0, 1, 2, feature[3]]))
     bounds, *_ = _quickscorer.pack(model, np.uint8)
-    np.testing.assert_array_equal(bounds, [[0, 0, 0, 2], [2, 2, 2, 3], [3, 3, 3, 3]])
+    assert bounds.tolist()[0] == [0, 0, 0, 3]
 
 
 def test_float32_thresholds_round_down_so_routes_stay_exact():
