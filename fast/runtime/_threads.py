@@ -72,7 +72,7 @@ class threads:
     __slots__ = ("n_threads", "old", "session", "reusing")
 
     def __init__(self, n_threads):
-        if n_threads.__class__ is not int or n_threads < 1:  # the common case checked in one test
+        if n_threads.__class__ is not int or n_threads < 1:  # a positive int needs no more checks
             check_n_threads("n_threads", n_threads)
         self.n_threads = None if n_threads is None or n_threads == -1 else n_threads
 
