@@ -66,7 +66,8 @@ def tree_contributions(tree: Tree, X) -> np.ndarray:
 
 def _add_contributions(ensemble: Ensemble, X: np.ndarray, phi: np.ndarray) -> None:
     """``phi[:, :-1] +=`` the weighted contributions of ``ensemble``'s own trees, parallel over rows."""
-    feature, threshold, left, right, missing, value, roots, weights = _packed(ensemble)
+    feature, threshold, left, right, missing, value, roots = _packed(ensemble)
+    weights = np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64)
     count = np.concatenate([tree.count for tree in ensemble.trees]).astype(np.float64)  # (n_nodes_total,)
     depth = max(_depth(tree) for tree in ensemble.trees)
     over_chunks(_contributions, (len(X) + ROW_BLOCK - 1) // ROW_BLOCK, X, feature, threshold, left, right, missing,
