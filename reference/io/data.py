@@ -20,6 +20,7 @@ does not.
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 from importlib import resources
 
@@ -196,7 +197,8 @@ def first_set(valid) -> Dataset | None:
 
 
 def dense_features(X, block_rows: int = 4096) -> np.ndarray:
-    """``X`` as the C-contiguous float32 matrix both twins train on; a ``scipy.sparse`` matrix too.
+    """``X`` as the C-contiguous float32 matrix both twins train on; a ``scipy.sparse`` matrix and a
+    pandas DataFrame (:func:`frame_features`) too.
 
     A sparse matrix (anything with ``tocsr`` and ``nnz``: scipy is not imported) is
     densified ``block_rows`` rows at a time, so the peak is the dense float32 matrix plus
@@ -204,6 +206,8 @@ def dense_features(X, block_rows: int = 4096) -> np.ndarray:
     twinrank's trees work on dense binned features; for genuinely wide sparse data, select
     features first. A matrix too large for memory is a ParameterError giving its size.
     """
+    if is_frame(X):
+        return frame_features(X)
     if not (hasattr(X, "tocsr") and hasattr(X, "nnz")):
         return np.ascontiguousarray(X, dtype=np.float32)
     X = X.tocsr()
@@ -216,6 +220,38 @@ def dense_features(X, block_rows: int = 4096) -> np.ndarray:
     for start in range(0, n_rows, block_rows):
         dense[start:start + block_rows] = X[start:start + block_rows].toarray()
     return dense
+
+
+def is_frame(X) -> bool:
+    """Whether ``X`` is a pandas DataFrame. pandas is not imported here: a DataFrame exists only once
+    its user imported pandas, so pandas stays optional."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(X, pandas.DataFrame)
+
+
+def frame_names(X) -> np.ndarray | None:
+    """The column names of a DataFrame whose every column name is a string, as an object array
+    (scikit-learn's rule for ``feature_names_in_``); None for anything else."""
+    if not is_frame(X) or not all(isinstance(name, str) for name in X.columns):
+        return None
+    return np.asarray(X.columns, dtype=object)
+
+
+def frame_features(frame) -> np.ndarray:
+    """A DataFrame's columns as the float32 matrix ``X``, one column each, in order.
+
+    Numbers are read as they are and booleans as 0 and 1; a missing value (NaN, and pandas'
+    ``pd.NA`` of the nullable ``Int64``, ``Float64`` and ``boolean`` columns) is NaN, missing.
+    A column of anything else (strings, Python objects, categories, dates) is a ParameterError
+    naming it: twinrank trains on numbers and guesses no encoding.
+    """
+    X = np.empty(frame.shape, dtype=np.float32)  # (n_rows, n_columns)
+    for j, (name, column) in enumerate(frame.items()):
+        if column.dtype.kind not in "biuf":
+            raise ParameterError(f"column {name!r} (position {j}) is {column.dtype}, not numbers: twinrank trains "
+                                 "on numeric features; encode it first (or drop it)")
+        X[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return X
 
 
 def _plain(value):

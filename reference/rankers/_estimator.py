@@ -22,10 +22,10 @@ from twinrank.reference._feature_costs import CostLedger
 from twinrank.reference.costs.cumulative import cumulative_cost, model_trees
 from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.errors import ModelFormatError, ParameterError
-from twinrank.reference.io.data import Dataset, dense_features
+from twinrank.reference.io.data import Dataset, dense_features, frame_names
 from twinrank.reference.io.model import SPLIT_STRATEGIES, Ensemble, load_model, with_missing
 from twinrank.reference.params import CostParams, FitParams, TreeParams, from_names, missing_split
-from twinrank.reference.rankers._fit_data import as_dataset, eval_sets
+from twinrank.reference.rankers._fit_data import as_dataset, check_feature_names, eval_sets
 from twinrank.reference.rankers.missing import run_fit
 from twinrank.reference.trees.explain import feature_importances
 from twinrank.sklearn.protocol import ScikitLearnProtocol
@@ -43,8 +43,8 @@ class RankerEstimator(ScikitLearnProtocol):
     ``engine`` is the twin whose kernels ``fit`` and ``predict`` run on; ``param_objects``
     are the parameter dataclasses whose fields are, by name, the estimator's parameters.
 
-    Fitted attributes
-    -----------------
+    Attributes
+    ----------
     model_ : the fitted model (an ``Ensemble``, or the algorithm's own kind), what ``save`` writes.
     history_ : dict of lists, one value per tree (per iteration for DART), as the model file
         stores it: ``"<set>:<metric>"`` for every metric (``metric``, one name or several) on
@@ -57,6 +57,9 @@ class RankerEstimator(ScikitLearnProtocol):
         a set's name is everything before a key's last ``:``.
     best_iteration_ : the number of trees of the best validation value (early stopping), or None.
     n_features_in_ : the number of columns of ``X``.
+    feature_names_in_ : ndarray of str, the column names of a pandas DataFrame ``X`` (all strings);
+        absent for arrays (scikit-learn's rule). Stored in the model file; ``predict`` and ``score``
+        refuse a DataFrame with other columns or another order.
     """
 
     engine = REFERENCE
@@ -128,8 +131,9 @@ class RankerEstimator(ScikitLearnProtocol):
         params = self.validated_params()
         params.costs = self.cost_params()
         params.prior = as_model(params.fit.init_model)
+        names = frame_names(X)  # a DataFrame's column names, or None
         train = as_dataset(X, y, qid, group=group, sample_weight=sample_weight)
-        valid = eval_sets(eval_set, eval_names)
+        valid = eval_sets(eval_set, eval_names, names)
         if train.n_features == 0:
             raise ParameterError(f"{type(self).__name__}.fit: the training data have no features "
                                  f"({train.n_rows} rows, 0 columns): a tree has nothing to split on")
@@ -143,7 +147,7 @@ class RankerEstimator(ScikitLearnProtocol):
         with self.engine.threads(params.fit.n_threads):
             model = self.fit_model(params, train, valid, init_score=init_score,
                                    callback=self.progress(callback, params.fit.verbose))
-        self._set_fitted(with_missing(model, fitted))
+        self._set_fitted(with_feature_names(with_missing(model, fitted), names))
         return self
 
     def progress(self, callback, verbose: int):
@@ -207,6 +211,7 @@ class RankerEstimator(ScikitLearnProtocol):
         array is one query.
         """
         model = truncated(self._fitted_model(), n_trees)
+        check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         offsets = X.query_offsets if isinstance(X, Dataset) else None
         X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
@@ -242,8 +247,9 @@ class RankerEstimator(ScikitLearnProtocol):
                 f"{type(self).__name__}.score needs qid (or a Dataset): a ranking is scored per "
                 "query. Through scikit-learn, enable metadata routing "
                 "(sklearn.set_config(enable_metadata_routing=True)) and pass qid=...")
+        check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         data = as_dataset(X, y, qid, what="score")
-        scores = self.predict(data.X)
+        scores = self.predict(data)
         return float(self.engine.evaluate(SCORE_METRIC, data.y, scores, data.query_offsets,
                                           convention=SCORE_CONVENTION)[SCORE_METRIC])
 
@@ -285,6 +291,15 @@ class RankerEstimator(ScikitLearnProtocol):
         self.n_features_in_ = model.n_features
         self.best_iteration_ = model.best_iteration
         self.history_ = model.history
+        self._read_feature_names(model)
+
+    def _read_feature_names(self, model) -> None:
+        """``feature_names_in_`` from the model's stored names (none: no such attribute)."""
+        names = model.params.get("feature_names_in")
+        if names is None:
+            vars(self).pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
 
     @property
     def evals_result_(self) -> dict:
@@ -361,6 +376,13 @@ def estimator_on(engine: Engine, estimator: type) -> type:
         type(estimator.__name__, (estimator,), {"engine": engine, "__module__": estimator.__module__,
                                                 "__doc__": estimator.__doc__})  # registers itself
     return _ON_ENGINE[engine, estimator.__name__]
+
+
+def with_feature_names(model, names):
+    """``model`` with ``names`` (a DataFrame's column names, or None) stored among its params."""
+    if names is not None:
+        model.params["feature_names_in"] = [str(name) for name in names]
+    return model
 
 
 def with_resolved_costs(params: dict, costs) -> dict:

@@ -4,7 +4,12 @@ The training data are a Dataset, or arrays ``X, y`` with ``qid`` (scikit-learn's
 the query of every row, rows of a query contiguous) or ``group`` (LightGBM's ``LGBMRanker``:
 the size of every query, in row order). ``sample_weight`` weighs the training rows, one weight
 per row (LightGBM's) or one per query (XGBoost's ``XGBRanker``), the query's weight then given
-to each of its rows (:class:`~twinrank.reference.losses.objectives.Loss`). Validation data
+to each of its rows (:class:`~twinrank.reference.losses.objectives.Loss`).
+
+``X`` may be a pandas DataFrame (:func:`~twinrank.reference.io.data.frame_features`): its
+column names, when they are strings, are the estimator's ``feature_names_in_``, and ``predict``,
+``score`` and the eval sets refuse a DataFrame whose columns are not those, in that order
+(:func:`check_feature_names`). Validation data
 (``eval_set``) are a list of ``(X, y, qid)`` tuples or Datasets, each scored after every
 tree under its name (``eval_names``; by default ``"valid"``, ``"valid_1"``, ``"valid_2"``,
 ...): the history key ``"valid:ndcg@10"`` is the first set's NDCG@10.
@@ -12,11 +17,12 @@ tree under its name (``eval_names``; by default ``"valid"``, ``"valid_1"``, ``"v
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
-from twinrank.reference.errors import ParameterError
-from twinrank.reference.io.data import Dataset, eval_set_name
+from twinrank.reference.errors import ParameterError, TwinrankWarning
+from twinrank.reference.io.data import Dataset, eval_set_name, frame_names, is_frame
 
 
 def as_dataset(X, y=None, qid=None, *, group=None, sample_weight=None, what: str = "training data") -> Dataset:
@@ -55,7 +61,35 @@ def row_weights(sample_weight, query_sizes) -> np.ndarray:
                          f"convention) or one per query ({n_queries}, XGBoost's)")
 
 
-def eval_sets(eval_set, eval_names=None) -> list | None:
+def check_feature_names(X, fitted_names, what: str) -> None:
+    """Refuse ``X`` if it is a DataFrame whose columns are not ``fitted_names`` (the fit's
+    ``feature_names_in_``), in that order, naming the first column that differs and its position
+    (XGBoost's ``feature_names mismatch``). A DataFrame given to a model fitted without names,
+    or an array to a model fitted with them, is scored by position, with a warning (scikit-learn's rule)."""
+    names = frame_names(X)
+    if names is None and fitted_names is None:
+        return
+    if fitted_names is None:
+        warnings.warn(f"{what} has feature names, but the model was fitted without them: its columns are "
+                      "read by position", TwinrankWarning, stacklevel=3)
+        return
+    if names is None:
+        if is_frame(X) or not isinstance(X, Dataset):
+            warnings.warn(f"{what} has no feature names, but the model was fitted with them "
+                          "(feature_names_in_): its columns are read by position", TwinrankWarning, stacklevel=3)
+        return
+    for j in range(max(len(names), len(fitted_names))):
+        have = names[j] if j < len(names) else None
+        want = fitted_names[j] if j < len(fitted_names) else None
+        if have != want:
+            found = "no column" if have is None else f"column {have!r}"
+            expected = "no column" if want is None else repr(want)
+            raise ParameterError(f"feature names mismatch: {what} has {found} at position {j}, the fit had {expected} "
+                                 f"there (feature_names_in_, {len(fitted_names)} columns); give the fit's columns "
+                                 "in the fit's order")
+
+
+def eval_sets(eval_set, eval_names=None, feature_names=None) -> list | None:
     """``eval_set`` as ``[(name, Dataset), ...]`` (None for none), the loops' validation sets.
 
     ``eval_set`` is a list of ``(X, y, qid)`` tuples or Datasets (scikit-learn's and
@@ -63,7 +97,8 @@ def eval_sets(eval_set, eval_names=None) -> list | None:
     names them, one name each, as LightGBM's ``eval_names``; by default the first is
     ``"valid"`` and the ``i``-th ``"valid_i"``. A name is a non-empty string without ``:``
     (the history's keys are ``"<name>:<metric>"``), not ``"train"`` (``eval_train``'s), and
-    not given twice.
+    not given twice. An eval set given as a DataFrame must have the training columns
+    ``feature_names`` (:func:`check_feature_names`).
     """
     if isinstance(eval_set, Dataset):
         eval_set = [eval_set]
@@ -79,6 +114,9 @@ def eval_sets(eval_set, eval_names=None) -> list | None:
                              + (f" of {type(inner).__name__}" if inner is not None else ""))
     names = [eval_set_name(i) for i in range(len(eval_set))] if eval_names is None else list(eval_names)
     _check_names(names, len(eval_set))
+    for name, entry in zip(names, eval_set):
+        if isinstance(entry, tuple) and entry and is_frame(entry[0]):
+            check_feature_names(entry[0], feature_names, f"eval_set {name!r}")
     return [(name, as_dataset(*entry, what=f"eval_set {name!r}") if isinstance(entry, tuple) else entry)
             for name, entry in zip(names, eval_set)]
 

@@ -35,7 +35,7 @@ from twinrank.reference.engine import REFERENCE
 from twinrank.reference.ensembles.runs import Fold, Run, derive_seed, execute
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io._bag_model import BAG_ALGORITHM as ALGORITHM, BagModel
-from twinrank.reference.io.data import Dataset, dense_features
+from twinrank.reference.io.data import Dataset, dense_features, frame_names
 from twinrank.reference.params import (
     BaggingParams,
     BoostParams,
@@ -50,8 +50,9 @@ from twinrank.reference.rankers._estimator import (
     SCORE_METRIC,
     as_model,
     estimator_on,
+    with_feature_names,
 )
-from twinrank.reference.rankers._fit_data import as_dataset, eval_sets
+from twinrank.reference.rankers._fit_data import as_dataset, check_feature_names, eval_sets
 from twinrank.reference.rankers.lambdamart import LambdaMART
 
 __all__ = ["BLMART", "BagModel", "bag_scores", "member_seeds", "member_queries", "ALGORITHM"]
@@ -156,8 +157,9 @@ class BLMART(LambdaMART):
         params = self.validated_params()
         if init_score is not None:
             raise ParameterError("BLMART takes no init_score (init_model gives every member a prior model)")
+        names = frame_names(X)
         train = as_dataset(X, y, qid, group=group, sample_weight=sample_weight)
-        sets = eval_sets(eval_set, eval_names)
+        sets = eval_sets(eval_set, eval_names, names)
         if sets is not None and len(sets) > 1:
             raise ParameterError(f"BLMART takes one eval_set (every member's validation set; the bag records no "
                                  f"history), got {len(sets)}")
@@ -186,7 +188,8 @@ class BLMART(LambdaMART):
             row = results.failed[0]
             raise ParameterError(f"member {row['run']} failed: {row['error']}")
         members = [results.models[m] for m in sorted(results.models)]
-        self._set_fitted(BagModel(members, params.bag.combine, train.n_features, self._model_params()))
+        self._set_fitted(with_feature_names(BagModel(members, params.bag.combine, train.n_features,
+                                                     self._model_params()), names))
         return self
 
     def _model_params(self) -> dict:
@@ -199,10 +202,12 @@ class BLMART(LambdaMART):
         self.n_features_in_ = model.n_features
         self.best_iteration_ = None
         self.history_ = {}
+        self._read_feature_names(model)
 
     def predict_members(self, X) -> np.ndarray:
         """The members x documents score matrix (float64, shape (B, n_rows)) of ``X``."""
         model = self._fitted_model()
+        check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
             return np.stack([self.engine.predict_ensemble(member, X) for member in model.members])
@@ -211,6 +216,7 @@ class BLMART(LambdaMART):
         """The bag's scores of the documents of ``X`` (a Dataset, or an array with ``qid=``)."""
         if n_trees is not None or exits is not None:
             raise ParameterError("a bag is scored whole: n_trees and exits are for one ensemble")
+        check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         if isinstance(X, Dataset):
             offsets = X.query_offsets
         elif qid is not None:
@@ -224,6 +230,7 @@ class BLMART(LambdaMART):
 
     def score(self, X, y=None, qid=None) -> float:
         """Mean NDCG@10 over the queries, as every estimator's ``score`` (the queries reach ``predict``)."""
+        check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         data = as_dataset(X, y, qid, what="score")
         return float(self.engine.evaluate(SCORE_METRIC, data.y, self.predict(data), data.query_offsets,
                                           convention=SCORE_CONVENTION)[SCORE_METRIC])

@@ -92,6 +92,7 @@ from twinrank.reference.rankers._estimator import (
     with_progress,
     with_resolved_costs,
 )
+from twinrank.reference.rankers._fit_data import check_feature_names
 from twinrank.reference.rankers.forest import IGBRT, RandomForest
 from twinrank.reference.rankers.gbrt import Watch
 
@@ -271,6 +272,7 @@ class CumulativeRanker(BoostedRanker):
         IGBRT's forest, counts whole).
         """
         model = self._fitted_model()
+        check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         classifiers = [c if n_trees is None else truncated(c, min(n_trees, c.n_trees))
                        for c in model.classifiers]
         X = X.X if isinstance(X, Dataset) else dense_features(X)
@@ -293,6 +295,7 @@ class CumulativeRanker(BoostedRanker):
         self.classes_ = model.labels
         self.relevance_weights_ = model.relevance_weights
         self.best_iteration_ = None
+        self._read_feature_names(model)
         self.history_ = {f"y>{c:g}:{key}": values for c, clf in zip(model.labels, model.classifiers)
                          for key, values in clf.history.items()}
 
