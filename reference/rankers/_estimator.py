@@ -231,6 +231,7 @@ class RankerEstimator(ScikitLearnProtocol):
         regression, a BL-MART bag combined per query) is refused with the reason
         (:mod:`~twinrank.reference.attribution.contributions`).
         """
+        check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
             return self.engine.predict_contributions(self._fitted_model(), X)

@@ -64,6 +64,8 @@ def test_predict_refuses_reordered_renamed_or_other_columns(columns, message, da
         est.predict(df)
     with pytest.raises(ParameterError, match="feature names mismatch"):
         est.score(df, data.y, qid=data.qid)
+    with pytest.raises(ParameterError, match="feature names mismatch"):
+        est.predict_contributions(df)
 
 
 def test_names_are_saved_checked_after_loading_and_warned_about_for_arrays(tmp_path, data):
