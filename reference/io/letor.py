@@ -44,7 +44,10 @@ file, the 1-based line and the token):
   the sizes of consecutive queries, which must sum to the number of rows. With
   ``query_file=None`` it is found next to the data as LightGBM does:
   ``<path>.query``, or for ``<stem>.gz`` also ``<stem>.query`` and ``<stem>.query.gz``.
-* A gzip file is recognised by its magic bytes, whatever its name.
+* A gzip file is recognised by its magic bytes, whatever its name. Every file is opened once
+  and read as a stream, so a pipe, a FIFO or ``/dev/stdin`` will do; a line longer than 16 MiB
+  (after decompression) is an error naming it, so ``/dev/zero`` or a gzip bomb stops there
+  (``twinrank.reference._streams``).
 
 :func:`write_letor` writes the same format so that reading the file back gives
 the same data set bit for bit (``NULL`` for NaN, shortest float32 decimals).
