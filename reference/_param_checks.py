@@ -87,20 +87,23 @@ def metric_list(name, value) -> tuple:
     return names
 
 
+MAX_COUNT = 2**62  # min_samples_leaf as a count: twice it still fits the grower's int64 row counts
+
+
 def check_min_samples_leaf(value):
-    """Raise ParameterError unless ``value`` is a count >= 1, a fraction in (0, 1) or a percent ``"p%"``
-    with 0 < p <= 100."""
+    """Raise ParameterError unless ``value`` is a count in ``[1, MAX_COUNT]``, a fraction in (0, 1) or a
+    percent ``"p%"`` with 0 < p <= 100."""
     if isinstance(value, str):
         if not 0.0 < percent_of(value) <= 100.0:
             raise ParameterError(f"min_samples_leaf as a percent must be in (0%, 100%], got {value!r}")
         return
     if isinstance(value, float) and 0.0 < value < 1.0:
         return
-    if isinstance(value, float) and value.is_integer() and value >= 1:
+    if isinstance(value, float) and value.is_integer() and 1 <= value <= MAX_COUNT:
         return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= MAX_COUNT:
         raise ParameterError(
-            f"min_samples_leaf must be a count >= 1 or a fraction in (0, 1), got {value!r}"
+            f"min_samples_leaf must be a count in [1, 2^62] or a fraction in (0, 1), got {value!r}"
         )
 
 

@@ -41,7 +41,9 @@ def test_every_keyword_parameter_of_every_estimator_has_its_flag(capsys):
         assert alias in shown
 
 
-@pytest.mark.parametrize("bad", [{"sigma": -1.0}, {"sigma": 1e308}, {"max_leaves": 2**31}, {"truncation": 0}, {"target": "auc"},
+@pytest.mark.parametrize("bad", [{"sigma": -1.0}, {"sigma": 1e308}, {"max_leaves": 2**31},
+                                 {"min_samples_leaf": 1e30}, {"min_samples_leaf": 2**63},
+                                 {"truncation": 0}, {"target": "auc"},
                                  {"normalize": "yes"}, {"min_gain_to_split": -1.0},
                                  {"cost_lambda": float("nan")}, {"n_threads": 0}])
 def test_parameters_are_checked_before_any_data_work(bad):
