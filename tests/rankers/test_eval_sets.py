@@ -7,39 +7,11 @@ stopped by its callback after ``k`` trees is the fit of ``n_trees=k``.
 import numpy as np
 import pytest
 from synthetic import ranking_data
+from twins import FAST, REFERENCE, TWINS
 
-from twinrank.fast.rankers import (
-    bagging as fast_bagging,
-    classification as fast_classification,
-    dart as fast_dart,
-    forest as fast_forest,
-    gbrt as fast_gbrt,
-    lambdamart as fast_lambdamart,
-)
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.metrics import evaluate
-from twinrank.reference.rankers import (
-    bagging as ref_bagging,
-    classification as ref_classification,
-    dart as ref_dart,
-    forest as ref_forest,
-    gbrt as ref_gbrt,
-    lambdamart as ref_lambdamart,
-)
 
-
-class Twin:
-    """The estimators of one twin by name."""
-
-    def __init__(self, *modules):
-        for module in modules:
-            for name in module.__all__:
-                setattr(self, name, getattr(module, name))
-
-
-reference = Twin(ref_lambdamart, ref_gbrt, ref_forest, ref_dart, ref_classification, ref_bagging)
-fast = Twin(fast_lambdamart, fast_gbrt, fast_forest, fast_dart, fast_classification, fast_bagging)
-TWINS = {"reference": reference, "fast": fast}
 SMALL = dict(n_trees=6, learning_rate=0.3, max_leaves=6, min_samples_leaf=3)
 
 
@@ -80,9 +52,9 @@ def test_a_second_set_changes_neither_the_model_nor_the_first_sets_record(twin, 
 
 def test_a_comma_list_is_a_list_and_the_first_metric_drives_early_stopping(data):
     train, valid, _ = data
-    listed = fast.LambdaMART(**dict(SMALL, n_trees=30), metric=["map", "ndcg@3"], early_stopping_rounds=2)
-    commas = fast.LambdaMART(**dict(SMALL, n_trees=30), metric="map, ndcg@3", early_stopping_rounds=2)
-    alone = fast.LambdaMART(**dict(SMALL, n_trees=30), metric="map", early_stopping_rounds=2)
+    listed = FAST.LambdaMART(**dict(SMALL, n_trees=30), metric=["map", "ndcg@3"], early_stopping_rounds=2)
+    commas = FAST.LambdaMART(**dict(SMALL, n_trees=30), metric="map, ndcg@3", early_stopping_rounds=2)
+    alone = FAST.LambdaMART(**dict(SMALL, n_trees=30), metric="map", early_stopping_rounds=2)
     for est in (listed, commas, alone):
         est.fit(train, eval_set=[valid])
     assert listed.history_ == commas.history_
@@ -100,7 +72,7 @@ def test_every_loop_records_every_set_and_metric_alike_in_both_twins(name, data)
     metrics = ("ndcg@10",) if name == "McRank" else ("ndcg@5", "map")  # McRank records NDCG@10
     if name != "McRank":
         params["metric"] = ",".join(metrics)
-    fits = [getattr(twin, name)(**params).fit(train, eval_set=[valid, other]) for twin in (reference, fast)]
+    fits = [getattr(twin, name)(**params).fit(train, eval_set=[valid, other]) for twin in (REFERENCE, FAST)]
     for est in fits:
         result = est.evals_result_
         assert {s.split(":")[-1] for s in result} >= {"valid", "valid_1"}
@@ -117,7 +89,7 @@ def test_every_loop_records_every_set_and_metric_alike_in_both_twins(name, data)
 
 def test_dart_keeps_its_own_history_fields_with_several_sets(data):
     train, valid, other = data
-    est = fast.XDART(**SMALL, drop_rate=0.3).fit(train, eval_set=[valid, other])
+    est = FAST.XDART(**SMALL, drop_rate=0.3).fit(train, eval_set=[valid, other])
     assert {"size", "dropped", "branch", "valid_loss", "best_loss", "valid:ndcg@10", "valid_1:ndcg@10"} \
         <= set(est.history_)
     assert 1.0 - np.array(est.history_["valid:ndcg@10"]) == pytest.approx(est.history_["valid_loss"])
@@ -125,9 +97,9 @@ def test_dart_keeps_its_own_history_fields_with_several_sets(data):
 
 def test_history_of_several_sets_is_saved_and_loaded(tmp_path, data):
     train, valid, other = data
-    est = fast.LambdaMART(**SMALL, metric=["ndcg@5", "map"]).fit(train, eval_set=[valid, other])
+    est = FAST.LambdaMART(**SMALL, metric=["ndcg@5", "map"]).fit(train, eval_set=[valid, other])
     est.save(tmp_path / "m.json")
-    loaded = fast.LambdaMART.load(tmp_path / "m.json")
+    loaded = FAST.LambdaMART.load(tmp_path / "m.json")
     assert loaded.history_ == est.history_ and loaded.evals_result_ == est.evals_result_
     assert loaded.metric == ["ndcg@5", "map"] or loaded.metric == ("ndcg@5", "map")
 
@@ -138,14 +110,14 @@ def test_history_of_several_sets_is_saved_and_loaded(tmp_path, data):
 def test_bad_eval_names_are_refused(eval_names, message, data):
     train, valid, other = data
     with pytest.raises(ParameterError, match=message):
-        reference.LambdaMART(**SMALL).fit(train, eval_set=[valid, other], eval_names=eval_names)
+        REFERENCE.LambdaMART(**SMALL).fit(train, eval_set=[valid, other], eval_names=eval_names)
 
 
 @pytest.mark.parametrize("metric, message", [([], "at least one"), ("ndcg@5,,map", "no empty"),
                                              (["map", "map"], "twice"), (5, "metric name")])
 def test_bad_metric_lists_are_refused(metric, message):
     with pytest.raises(ParameterError, match=message):
-        reference.LambdaMART(metric=metric).validated_params()
+        REFERENCE.LambdaMART(metric=metric).validated_params()
 
 
 def stop_after(k):
@@ -183,18 +155,18 @@ def test_a_callback_returning_true_stops_and_keeps_the_model_so_far(twin, name, 
 def test_a_stop_ends_every_later_phase_too(data):
     train, valid, _ = data
     callback, seen = stop_after(2)
-    gbrt = fast.GBRT(**SMALL, average_runs=3).fit(train, callback=callback)
+    gbrt = FAST.GBRT(**SMALL, average_runs=3).fit(train, callback=callback)
     assert seen == [1, 2] and gbrt.model_.n_trees == 2  # run 0 stopped, runs 1 and 2 never started
     callback, seen = stop_after(2)
-    igbrt = fast.IGBRT(**SMALL, rf_n_trees=5, rf_max_leaves=8).fit(train, callback=callback)
+    igbrt = FAST.IGBRT(**SMALL, rf_n_trees=5, rf_max_leaves=8).fit(train, callback=callback)
     assert seen == [1, 2] and igbrt.model_.n_trees == 0 and igbrt.model_.init_model.n_trees == 2
     callback, seen = stop_after(2)
-    mcrank = fast.McRank(**SMALL).fit(train, callback=callback)
+    mcrank = FAST.McRank(**SMALL).fit(train, callback=callback)
     assert seen == [1, 2]
     assert [c.n_trees for c in mcrank.model_.classifiers] == [2] + [0] * (len(mcrank.classes_) - 2)
     assert np.all(np.isfinite(mcrank.predict(valid)))
     callback, seen = stop_after(1)
-    cumulative = fast.CumulativeRegression(base="random_forest", rf_n_trees=3, rf_max_leaves=8).fit(
+    cumulative = FAST.CumulativeRegression(base="random_forest", rf_n_trees=3, rf_max_leaves=8).fit(
         train, eval_set=[valid], callback=callback)
     assert seen == [1] and [r.n_trees for r in cumulative.model_.classifiers][:2] == [1, 0]
     assert np.all(np.isfinite(cumulative.predict(valid)))
@@ -202,7 +174,7 @@ def test_a_stop_ends_every_later_phase_too(data):
 
 def test_blmart_stops_after_a_member_and_refuses_a_second_eval_set(data):
     train, valid, other = data
-    bag = fast.BLMART(n_models=3, n_trees=3, max_leaves=4, min_samples_leaf=3)
+    bag = FAST.BLMART(n_models=3, n_trees=3, max_leaves=4, min_samples_leaf=3)
     bag.fit(train, eval_set=[valid], callback=lambda member, row: True)
     assert len(bag.model_.members) == 1
     with pytest.raises(ParameterError, match="one eval_set"):

@@ -9,39 +9,24 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from synthetic import ranking_data
+from twins import FAST, REFERENCE
 
-from twinrank.fast.rankers import (
-    bagging as fast_bagging,
-    classification as fast_classification,
-    dart as fast_dart,
-    forest as fast_forest,
-    gbrt as fast_gbrt,
-    lambdamart as fast_lambdamart,
-)
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.io.data import Dataset, load_mq2008
-from twinrank.reference.rankers import (
-    bagging as ref_bagging,
-    classification as ref_classification,
-    dart as ref_dart,
-    forest as ref_forest,
-    gbrt as ref_gbrt,
-    lambdamart as ref_lambdamart,
-)
 
 BOOSTED = dict(n_trees=8, learning_rate=0.3, max_leaves=8, min_samples_leaf=1)
 ESTIMATORS = {  # name: (reference class, fast class, parameters for which duplication is weighting)
-    "LambdaMART": (ref_lambdamart.LambdaMART, fast_lambdamart.LambdaMART, BOOSTED),
-    "LambdaMART-quantized": (ref_lambdamart.LambdaMART, fast_lambdamart.LambdaMART,
+    "LambdaMART": (REFERENCE.LambdaMART, FAST.LambdaMART, BOOSTED),
+    "LambdaMART-quantized": (REFERENCE.LambdaMART, FAST.LambdaMART,
                              dict(BOOSTED, quantized_gradients=True)),
-    "GBRT": (ref_gbrt.GBRT, fast_gbrt.GBRT, BOOSTED),
-    "DART": (ref_dart.DART, fast_dart.DART, dict(BOOSTED, drop_rate=0.3)),
-    "RandomForest": (ref_forest.RandomForest, fast_forest.RandomForest,
+    "GBRT": (REFERENCE.GBRT, FAST.GBRT, BOOSTED),
+    "DART": (REFERENCE.DART, FAST.DART, dict(BOOSTED, drop_rate=0.3)),
+    "RandomForest": (REFERENCE.RandomForest, FAST.RandomForest,
                      dict(n_trees=4, max_leaves=16, min_samples_leaf=1, feature_fraction=0.5, bootstrap=False)),
-    "IGBRT": (ref_forest.IGBRT, fast_forest.IGBRT,
+    "IGBRT": (REFERENCE.IGBRT, FAST.IGBRT,
               dict(BOOSTED, rf_n_trees=3, rf_max_leaves=8, rf_min_samples_leaf=1, rf_bootstrap=False)),
-    "McRank": (ref_classification.McRank, fast_classification.McRank, dict(BOOSTED, n_trees=4)),
-    "McRank-fit_weights": (ref_classification.McRank, fast_classification.McRank,
+    "McRank": (REFERENCE.McRank, FAST.McRank, dict(BOOSTED, n_trees=4)),
+    "McRank-fit_weights": (REFERENCE.McRank, FAST.McRank,
                            dict(BOOSTED, n_trees=4, fit_weights=True)),
 }
 
@@ -95,9 +80,9 @@ def test_blmart_members_train_on_their_queries_weights(mq2008):
     train, copies, test = mq2008
     params = dict(n_models=2, n_trees=4, max_leaves=6, min_samples_leaf=1)
     ref, fast = (cls(**params).fit(train, sample_weight=copies.astype(float))
-                 for cls in (ref_bagging.BLMART, fast_bagging.BLMART))
+                 for cls in (REFERENCE.BLMART, FAST.BLMART))
     np.testing.assert_allclose(ref.predict(test), fast.predict(test), rtol=1e-9, atol=1e-9)
-    plain = fast_bagging.BLMART(**params).fit(train)
+    plain = FAST.BLMART(**params).fit(train)
     assert np.max(np.abs(fast.predict(test) - plain.predict(test))) > 1e-3
 
 
@@ -110,15 +95,15 @@ def test_the_twins_agree_on_weighted_lambdamart_and_gbrt(seed, per_query, zeros)
         w[rng.random(len(w)) < 0.3] = 0.0
     w[0] = 1.0  # never all zero
     params = dict(n_trees=4, learning_rate=0.5, max_leaves=4, min_samples_leaf=1)
-    for ref_cls, fast_cls in ((ref_lambdamart.LambdaMART, fast_lambdamart.LambdaMART), (ref_gbrt.GBRT, fast_gbrt.GBRT)):
+    for ref_cls, fast_cls in ((REFERENCE.LambdaMART, FAST.LambdaMART), (REFERENCE.GBRT, FAST.GBRT)):
         ref, fast = (cls(**params).fit(data, sample_weight=w) for cls in (ref_cls, fast_cls))
         np.testing.assert_allclose(ref.predict(data), fast.predict(data), rtol=1e-9, atol=1e-9)
 
 
 def test_group_is_qid_by_sizes():
     data = ranking_data(10, seed=4)
-    by_group = fast_lambdamart.LambdaMART(**BOOSTED).fit(data.X, data.y, group=data.query_sizes)
-    by_qid = fast_lambdamart.LambdaMART(**BOOSTED).fit(data.X, data.y, qid=data.qid)
+    by_group = FAST.LambdaMART(**BOOSTED).fit(data.X, data.y, group=data.query_sizes)
+    by_qid = FAST.LambdaMART(**BOOSTED).fit(data.X, data.y, qid=data.qid)
     np.testing.assert_array_equal(by_group.predict(data), by_qid.predict(data))
 
 
@@ -137,7 +122,7 @@ def test_bad_groups_and_weights_are_refused(kwargs, message):
               "zeros": np.zeros(data.n_rows)}
     kwargs = {k: values.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
     with pytest.raises(ParameterError, match=message):
-        ref_lambdamart.LambdaMART(**BOOSTED).fit(data.X, data.y, **kwargs)
+        REFERENCE.LambdaMART(**BOOSTED).fit(data.X, data.y, **kwargs)
 
 
 @pytest.mark.parametrize("params, message", [
@@ -148,7 +133,7 @@ def test_bad_groups_and_weights_are_refused(kwargs, message):
 def test_settings_that_count_rows_refuse_weights(params, message):
     data = ranking_data(6, seed=6)
     with pytest.raises(ParameterError, match=message):
-        fast_lambdamart.LambdaMART(**params).fit(data, sample_weight=np.ones(data.n_rows), eval_set=[data])
+        FAST.LambdaMART(**params).fit(data, sample_weight=np.ones(data.n_rows), eval_set=[data])
 
 
 def test_a_weighted_eval_set_is_refused_and_a_weighted_dataset_is_the_same_as_sample_weight():
@@ -156,9 +141,9 @@ def test_a_weighted_eval_set_is_refused_and_a_weighted_dataset_is_the_same_as_sa
     w = np.arange(1.0, data.n_rows + 1)
     weighted = Dataset(data.X, data.y, data.query_offsets, weight=w)
     with pytest.raises(ParameterError, match="validation metrics are unweighted"):
-        ref_lambdamart.LambdaMART(**BOOSTED).fit(data, eval_set=[weighted])
+        REFERENCE.LambdaMART(**BOOSTED).fit(data, eval_set=[weighted])
     with pytest.raises(ParameterError, match="not both"):
-        ref_lambdamart.LambdaMART(**BOOSTED).fit(weighted, sample_weight=w)
-    a = ref_lambdamart.LambdaMART(**BOOSTED).fit(weighted)
-    b = ref_lambdamart.LambdaMART(**BOOSTED).fit(data, sample_weight=w)
+        REFERENCE.LambdaMART(**BOOSTED).fit(weighted, sample_weight=w)
+    a = REFERENCE.LambdaMART(**BOOSTED).fit(weighted)
+    b = REFERENCE.LambdaMART(**BOOSTED).fit(data, sample_weight=w)
     np.testing.assert_array_equal(a.predict(data), b.predict(data))
