@@ -171,6 +171,17 @@ def checked_weights(weight, n_rows: int) -> np.ndarray:
     return w
 
 
+def stacked_weights(parts: list) -> np.ndarray | None:
+    """The rows' weights of the data sets ``parts`` one after the other, or None when none has weights.
+
+    A set without weights weighs each of its rows 1 (as training on it alone would), so that stacking
+    a weighted set with an unweighted one drops no weight and invents none.
+    """
+    if all(data.weight is None for data in parts):
+        return None
+    return np.concatenate([np.ones(data.n_rows) if data.weight is None else data.weight for data in parts])
+
+
 VALID = "valid"  # the name of the first eval set: history keys "valid:ndcg@10"
 
 

@@ -151,8 +151,13 @@ def write_letor(dataset: Dataset, path, *, sparse: bool = False) -> None:
     ------
     ParameterError
         A query id that is empty, holds whitespace or ``#``, or names two queries;
-        a comment holding a newline.
+        a comment holding a newline; rows with weights (``dataset.weight``), which a LETOR
+        line has no field for: write the weights apart, one per line (LightGBM's
+        ``<data>.weight`` file), and the rows with ``weight=None``.
     """
+    if dataset.weight is not None:
+        raise ParameterError("dataset.weight: a LETOR file has no weight column; write the weights apart, one per "
+                             "line (LightGBM's <data>.weight), and the rows with weight=None")
     qids = _checked_qids(dataset)
     comments = _checked_comments(dataset)
     with atomic_output(path) as out:

@@ -64,7 +64,7 @@ import numpy as np
 from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.ensembles.boosting import run_boosting
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.io.data import Dataset, dense_features, first_set
+from twinrank.reference.io.data import Dataset, dense_features, first_set, stacked_weights
 from twinrank.reference.io.model import (
     CUMULATIVE_REGRESSION,
     MCRANK as ALGORITHM,
@@ -579,7 +579,8 @@ class CumulativeRegression(CumulativeRanker):
         rows = [held] if params.cumulative.weights_on == "valid" else [train, held]
         probabilities = np.concatenate([probabilities_from_estimates(
             run_classifier_scores(self.engine, regressors, data.X)) for data in rows])  # (n_rows, K)
-        weights = fit_relevance_weights(probabilities, np.concatenate([data.y for data in rows]), row_weights(rows))
+        weights = fit_relevance_weights(probabilities, np.concatenate([data.y for data in rows]),
+                                        stacked_weights(rows))
         return CumulativeRegressionModel(regressors, labels, weights, train.n_features, self._model_params())
 
     def _fit_regressor(self, params, train: Dataset, valid, threshold: float, j: int, callback) -> Ensemble:
@@ -601,15 +602,6 @@ class CumulativeRegression(CumulativeRanker):
         if n_trees is not None and self.base == "random_forest":
             raise ParameterError("n_trees: a forest's estimate is the mean of all its trees; RF(C) scores whole")
         return super().predict_proba(X, n_trees)
-
-
-
-def row_weights(parts: list) -> np.ndarray | None:
-    """The rows' weights of the data sets ``parts`` one after the other (1 where a set has none), or None
-    when none has weights: the weighted training rows beside the unweighted validation rows."""
-    if all(data.weight is None for data in parts):
-        return None
-    return np.concatenate([np.ones(data.n_rows) if data.weight is None else data.weight for data in parts])
 
 
 def _constant(train: Dataset, threshold: float, algorithm: str) -> Ensemble:

@@ -19,6 +19,10 @@ a classification model (McRank, :mod:`~twinrank.reference.rankers.classification
 label $c$ ($C$ for every label but the highest, where it is 1). In the thesis only
 $Q$ helped, slightly. The adaptations that did work are LambdaSMART (``init_model``)
 and model interpolation.
+
+Rows' weights (``Dataset.weight``) go with their rows through both protocols: the domain
+classifier trains on them, an augmented set keeps them (a part without weights weighs its
+rows 1), and the source model's features keep the target's.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ import numpy as np
 
 from twinrank.reference.engine import REFERENCE, Engine
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.io.data import Dataset, query_folds, query_rows
+from twinrank.reference.io.data import Dataset, query_folds, query_rows, stacked_weights
 from twinrank.reference.rankers import classification
 from twinrank.reference.rankers._estimator import estimator_on
 
@@ -125,7 +129,7 @@ def run_model_features(engine: Engine, model, X, kinds=SOURCE_OUTPUTS):
     if data is None:
         return wide
     return Dataset(wide, data.y, data.query_offsets, qids=data.qids, comments=data.comments,
-                   has_queries=data.has_queries)
+                   has_queries=data.has_queries, weight=data.weight)
 
 
 def _check_widths(source: Dataset, target: Dataset) -> None:
@@ -134,7 +138,9 @@ def _check_widths(source: Dataset, target: Dataset) -> None:
 
 
 def _labelled(data: Dataset, label: float) -> Dataset:
-    return Dataset(data.X, np.full(data.n_rows, label), data.query_offsets, has_queries=data.has_queries)
+    """``data`` with every label ``label`` (the domain classifier's class), its rows' weights kept."""
+    return Dataset(data.X, np.full(data.n_rows, label), data.query_offsets, has_queries=data.has_queries,
+                   weight=data.weight)
 
 
 def _rows_of(data: Dataset, keep: np.ndarray) -> Dataset:
@@ -144,15 +150,16 @@ def _rows_of(data: Dataset, keep: np.ndarray) -> Dataset:
     return Dataset(data.X[keep], data.y[keep], np.r_[0, np.cumsum(sizes[kept])],
                    qids=None if data.qids is None else data.qids[kept],
                    comments=None if data.comments is None else data.comments[keep],
-                   has_queries=data.has_queries)
+                   has_queries=data.has_queries, weight=None if data.weight is None else data.weight[keep])
 
 
 def _stacked(parts: list) -> Dataset:
-    """The data sets one after the other, queries in order (query ids and comments kept if all have them)."""
+    """The data sets one after the other, queries in order (query ids and comments kept if all have them,
+    weights if any has them: :func:`~twinrank.reference.io.data.stacked_weights`)."""
     sizes = np.concatenate([p.query_sizes for p in parts])  # (n_queries,)
     qids = None if any(p.qids is None for p in parts) else np.concatenate([p.qids for p in parts])
     comments = (None if any(p.comments is None for p in parts)
                 else np.concatenate([p.comments for p in parts]))
     return Dataset(np.concatenate([p.X for p in parts]), np.concatenate([p.y for p in parts]),
                    np.r_[0, np.cumsum(sizes)], qids=qids, comments=comments,
-                   has_queries=all(p.has_queries for p in parts))
+                   has_queries=all(p.has_queries for p in parts), weight=stacked_weights(parts))

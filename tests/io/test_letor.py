@@ -194,6 +194,13 @@ def test_unwritable_qids_and_comments_are_refused(tmp_path):
     assert not (tmp_path / "d.txt").exists()
 
 
+def test_weighted_rows_are_refused_naming_the_field_not_written_without_their_weights(tmp_path):
+    weighted = Dataset(np.zeros((2, 1), np.float32), [0, 1], [0, 2], weight=[1.0, 2.0])
+    with pytest.raises(ParameterError, match=r"^dataset\.weight: a LETOR file has no weight column"):
+        write_letor(weighted, tmp_path / "d.txt")
+    assert not (tmp_path / "d.txt").exists()
+
+
 # ----------------------------------------------------------------------------- group files
 
 

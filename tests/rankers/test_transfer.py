@@ -1,12 +1,13 @@
 """Transfer learning (Mohan 2010, Ch. 5): domain scores, augmentation by documents and by queries,
 the source model as features; both twins, on MQ2008 with an injected shift."""
+import dataclasses
 import importlib
 
 import numpy as np
 import pytest
 
 from twinrank.reference.errors import ParameterError
-from twinrank.reference.io.data import Dataset, load_mq2008
+from twinrank.reference.io.data import Dataset, load_mq2008, query_folds, query_rows
 from twinrank.reference.rankers.classification import class_probabilities, expected_relevance
 from twinrank.reference.trees.predict import predict_ensemble
 
@@ -96,3 +97,76 @@ def test_estimators_train_on_an_augmented_set(domains):
     scores = np.linspace(0, 1, source.n_rows)
     out = twin("fast").augment(target, source, 0.3, scores=scores, by="queries")
     assert LambdaMART(n_trees=2, max_leaves=4).fit(out).model_.n_trees == 2
+
+
+# ----------------------------------------------------------------------------- weighted rows
+
+
+def weighted(data: Dataset, seed: int) -> Dataset:
+    return dataclasses.replace(data, weight=np.random.default_rng(seed).uniform(0.5, 2.0, data.n_rows))
+
+
+class Recording:
+    """A domain classifier that keeps the data sets it is fitted on and scores every row 0.5."""
+
+    def __init__(self, fitted: list):
+        self.fitted = fitted
+
+    def fit(self, data):
+        self.fitted.append(data)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), 0.5)
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_the_domain_classifier_trains_on_the_rows_weights(domains, name):
+    target, source, _ = domains
+    target, source = weighted(target, 1), weighted(source, 2)
+    fitted = []
+    twin(name).domain_scores(source, target, lambda: Recording(fitted), n_folds=3, seed=4)
+    assert len(fitted) == 3
+    for data, (train_queries, _) in zip(fitted, query_folds(source.n_queries, 3, seed=4)):
+        np.testing.assert_array_equal(data.y, np.r_[np.ones(target.n_rows), np.zeros(data.n_rows - target.n_rows)])
+        np.testing.assert_array_equal(data.weight, np.r_[target.weight, source.take_queries(train_queries).weight])
+
+
+def test_weighted_domain_scores_differ_from_unweighted_and_the_twins_agree(domains):
+    target, source, _ = domains
+    target, heavy = weighted(target, 1), weighted(source, 2)
+    scores = [twin(n).domain_scores(heavy, target, small_classifier(n), n_folds=3) for n in TWINS]
+    np.testing.assert_allclose(scores[1], scores[0], rtol=0, atol=1e-9)
+    plain = twin("fast").domain_scores(source, dataclasses.replace(target, weight=None), small_classifier("fast"),
+                                       n_folds=3)
+    assert np.max(np.abs(scores[1] - plain)) > 1e-3  # the weights matter
+
+
+@pytest.mark.parametrize("by", ["documents", "queries"])
+def test_augment_keeps_each_rows_weight_and_weighs_an_unweighted_part_1(domains, by):
+    target, source, _ = domains
+    source = weighted(source, 2)
+    scores = np.random.default_rng(0).random(source.n_rows)
+    if by == "documents":
+        added = np.sort(np.argsort(-scores, kind="stable")[:round(0.3 * source.n_rows)])
+    else:
+        means = np.add.reduceat(scores, source.query_offsets[:-1]) / source.query_sizes
+        top = np.sort(np.argsort(-means, kind="stable")[:round(0.3 * source.n_queries)])
+        added = query_rows(source.query_offsets, top)
+    out = twin("reference").augment(target, source, 0.3, scores=scores, by=by)
+    np.testing.assert_array_equal(out.X[target.n_rows:], source.X[added])
+    np.testing.assert_array_equal(out.weight, np.r_[np.ones(target.n_rows), source.weight[added]])
+    heavy = weighted(target, 1)
+    both = twin("fast").augment(heavy, source, 0.3, scores=scores, by=by)
+    np.testing.assert_array_equal(both.weight, np.r_[heavy.weight, source.weight[added]])
+    unweighted = twin("fast").augment(target, dataclasses.replace(source, weight=None), 0.3, scores=scores, by=by)
+    assert unweighted.weight is None
+
+
+def test_model_features_keep_the_rows_weights(domains):
+    from twinrank.reference import GBRT
+    target, source, _ = domains
+    gbrt = GBRT(n_trees=2, max_leaves=4).fit(source).model_
+    heavy = weighted(target, 1)
+    for name in TWINS:
+        np.testing.assert_array_equal(twin(name).model_features(gbrt, heavy, kinds=("Q",)).weight, heavy.weight)
