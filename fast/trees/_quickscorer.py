@@ -72,7 +72,7 @@ MAX_LEAVES = 64  # bits of the widest mask
 ROW_BLOCK = 256  # rows scored together (64 and 128 were slower, 512 no faster: docs/benchmarks.md)
 LANES = 16  # a block of fewer rows is scored over its rows rounded up to a multiple of this
 NAN_LEFT, NAN_RIGHT, OTHER = 0, 1, 2  # the node groups of a tree (the module docstring)
-BLOCKS_PER_TASK = 4  # blocks per parallel task (one set of buffers each)
+BLOCKS_PER_TASK = 1  # blocks per parallel task (a thread takes several tasks, one set of buffers)
 
 
 def fits(ensemble: Ensemble) -> bool:

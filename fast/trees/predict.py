@@ -29,7 +29,7 @@ from twinrank.reference.trees.predict import _check_n_features, _checked_feature
 __all__ = ["apply_tree", "predict_tree", "predict_tree_binned", "predict_ensemble", "add_leaf_values"]
 
 ROW_BLOCK = 128
-WALK_ROWS = 4  # calls of fewer rows walk the trees (benchmarks/predict_latency.py)
+WALK_ROWS = 6  # calls of fewer rows walk the trees (docs/benchmarks.md: the crossover, 100 trees)
 _KEPT: dict = {}  # id(ensemble) -> (weak reference, trees, n_features, {key: layout}), see kept_layout
 
 

@@ -13,7 +13,7 @@ from twinrank.fast.trees import predict as fast
 from twinrank.reference.io.model import TREE_FIELDS, Ensemble, Tree
 from twinrank.reference.trees import predict as ref
 
-ROWS = {"walked": 2, "quickscorer": 300}  # fewer than WALK_ROWS rows walk the trees
+ROWS = {"walked": fast.WALK_ROWS - 1, "quickscorer": 300}  # fewer than WALK_ROWS rows walk the trees
 
 
 def model_and_rows(seed, n_trees=12, max_leaves=31, n_rows=300):
@@ -94,7 +94,7 @@ def test_an_init_model_is_packed_on_its_own():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int8, bool])
-@pytest.mark.parametrize("n_rows", [0, 1, 3, 4, 300])
+@pytest.mark.parametrize("n_rows", [0, 1, fast.WALK_ROWS - 1, fast.WALK_ROWS, 300])
 def test_every_row_count_and_dtype_scores_like_the_reference(dtype, n_rows):
     model, X, *_ = model_and_rows(6, n_rows=n_rows)
     if np.dtype(dtype).kind != "f":  # whole numbers around the thresholds

@@ -53,7 +53,8 @@ def grid_and_rows(rng, n_rows, dtype):
 
 
 @given(seed=st.integers(0, 2**32 - 1), max_leaves=st.sampled_from([1, 2, 5, 32, 33, 64, 65]),
-       dtype=st.sampled_from([np.float32, np.float64]), n_rows=st.sampled_from([1, 3, 4, 150, 1100]))
+       dtype=st.sampled_from([np.float32, np.float64]),
+       n_rows=st.sampled_from([1, fast.WALK_ROWS - 1, fast.WALK_ROWS, 150, 1100]))
 def test_quickscorer_scores_every_tree_shape_like_the_reference(seed, max_leaves, dtype, n_rows):
     """Rows: fewer than ``WALK_ROWS`` (walked), one partial block, and blocks over two tasks (in parallel)."""
     rng = np.random.default_rng(seed)
