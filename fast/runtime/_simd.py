@@ -1,5 +1,5 @@
-"""LLVM intrinsics numba does not offer: one vector add for a histogram slot (:func:`add_row`) and a
-software prefetch (:func:`prefetch`).
+"""LLVM intrinsics numba does not offer: one vector add for a histogram slot (:func:`add_row`), a
+software prefetch (:func:`prefetch`) and QuickScorer's exit-leaf values of eight rows (:func:`add_exit_values`).
 
 ``add_row``: ``dst[at:at + 2] += (gh[j], gh[j + 1])``, float64 lanes.
 
@@ -64,3 +64,67 @@ def prefetch(typingctx, array, at):
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+EXIT_LANES = 8  # rows of one add_exit_values
+
+
+@intrinsic
+def add_exit_values(typingctx, totals, values, words, weight, at):
+    """``totals[at + r] += weight * values[lowest set bit of words[at + r]]`` for ``r`` in ``0 .. 7``.
+
+    QuickScorer's step from one tree's bitvectors to the rows' scores (``_quickscorer``), eight
+    rows at once: a vector ``cttz``, a gather of the eight leaf values, one vector multiply and one
+    vector add. Each lane is the scalar loop's IEEE multiply then add, so the sums are bit for bit
+    the same; numba's loop vectorizer leaves that loop scalar (its cost model rejects the gather),
+    at about 0.36 ns a row against 0.22 here. ``totals`` and ``values`` float64, ``words`` an
+    unsigned integer type, all C-contiguous 1-D; unchecked (a word of 0 is undefined)."""
+    if not (isinstance(totals, types.Array) and isinstance(values, types.Array) and isinstance(words, types.Array)
+            and totals.dtype == types.float64 and values.dtype == types.float64
+            and isinstance(words.dtype, types.Integer) and not words.dtype.signed):
+        return None
+    signature = types.void(totals, values, words, weight, at)
+
+    def codegen(context, builder, sig, args):
+        double, i64 = ir.DoubleType(), ir.IntType(64)
+        word = context.get_data_type(sig.args[2].dtype)
+        sums_array, values_array, words_array = (context.make_array(sig.args[i])(context, builder, args[i])
+                                                 for i in (0, 1, 2))
+        at = context.cast(builder, args[4], sig.args[4], types.int64)
+        weight = context.cast(builder, args[3], sig.args[3], types.float64)
+
+        def lanes_of(element):
+            return ir.VectorType(element, EXIT_LANES)
+
+        def pointer(array, element):
+            return builder.bitcast(builder.gep(array.data, [at]), lanes_of(element).as_pointer())
+
+        cttz = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(lanes_of(word), [lanes_of(word), ir.IntType(1)]),
+            f"llvm.cttz.v{EXIT_LANES}i{word.width}")
+        bits = builder.call(cttz, [builder.load(pointer(words_array, word), align=1), ir.Constant(ir.IntType(1), 1)])
+        offsets = builder.zext(bits, lanes_of(i64)) if word.width < 64 else bits
+        addresses = builder.add(_splat(builder, builder.ptrtoint(values_array.data, i64)),
+                                builder.shl(offsets, _splat(builder, ir.Constant(i64, 3))))  # 8 bytes a value
+        gather = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(lanes_of(double), [lanes_of(double.as_pointer()), ir.IntType(32),
+                                                               lanes_of(ir.IntType(1)), lanes_of(double)]),
+            f"llvm.masked.gather.v{EXIT_LANES}f64.v{EXIT_LANES}p0f64")
+        leaf_values = builder.call(gather, [builder.inttoptr(addresses, lanes_of(double.as_pointer())),
+                                            ir.Constant(ir.IntType(32), 8),
+                                            ir.Constant(lanes_of(ir.IntType(1)), [1] * EXIT_LANES),
+                                            ir.Constant(lanes_of(double), ir.Undefined)])
+        sums = pointer(sums_array, double)
+        builder.store(builder.fadd(builder.load(sums, align=1), builder.fmul(_splat(builder, weight), leaf_values)),
+                      sums, align=1)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+def _splat(builder, value):
+    """``value`` in every one of ``EXIT_LANES`` lanes."""
+    lanes = ir.VectorType(value.type, EXIT_LANES)
+    one = builder.insert_element(ir.Constant(lanes, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(one, ir.Constant(lanes, ir.Undefined),
+                                  ir.Constant(ir.VectorType(ir.IntType(32), EXIT_LANES), [0] * EXIT_LANES))

@@ -56,12 +56,10 @@ float64, with the same routes.
 """
 from __future__ import annotations
 
-import llvmlite.ir as llvm_ir
 import numpy as np
-from numba.extending import intrinsic
 
 from twinrank.fast.runtime._kernel_cache import njit
-from twinrank.fast.runtime._simd import prefetch
+from twinrank.fast.runtime._simd import EXIT_LANES, add_exit_values, prefetch
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import LEAF, MISSING_BIN
 from twinrank.reference.io.model import Ensemble
@@ -218,14 +216,6 @@ def _tree_masks(left, right, missing):
     return nodes, gt, nan, leaf_order[:n_leaves]
 
 
-@intrinsic
-def _lowest_bit(typingctx, word):
-    """Index of the lowest set bit of an unsigned integer (LLVM ``cttz``)."""
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], llvm_ir.Constant(llvm_ir.IntType(1), 1))
-    return word(word), codegen
-
-
 @njit(cache=True, nogil=True)
 def _score_tasks(first_task, last_task, X, bounds, feature, threshold, gt, nan, leaf_values, used, ones,
                  missing, weights, scores):
@@ -297,8 +287,7 @@ def _score_block(size, bounds, feature, threshold, gt, nan, leaf_values, ones, m
                 xi = x[i]
                 is_missing = (xi != xi) | (xi == missing)
                 word[i] &= if_nan if is_missing else (if_greater if xi > at else ones)
-        weight, values = weights[t], leaf_values[t]
-        for i in range(lanes):
-            totals[i] += weight * values[_lowest_bit(word[i])]
+        for i in range(0, lanes, EXIT_LANES):  # totals[i] += weights[t] * leaf value, eight rows at once
+            add_exit_values(totals, leaf_values[t], word, weights[t], i)
     for i in range(size):
         scores[i] = totals[i]
