@@ -1,10 +1,13 @@
 """The results page of ``speed.py``: machine, setup, the side-by-side table, notes, breakdown, scaling."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import breakdown
 import scaling
 from _frameworks import DEFAULTS, PARAMETER_MAP
 
+SCORING = Path(__file__).resolve().parent / "predict_latency.md"  # written by predict_latency.py --markdown
 COLUMNS = (  # (result key, header, format)
     ("warmup_s", "warm-up (s)", "{:.1f}"),
     ("bin_s", "binning (s)", "{:.2f}"),
@@ -41,6 +44,11 @@ def markdown(out: dict) -> str:
              "|---|---|---|---|"]
     lines += [f"| {' | '.join(row)} |" for row in PARAMETER_MAP]
     lines += ["", "## Side by side", "", _main_table(out), "", _notes(out)]
+    if SCORING.exists():
+        lines += ["", "## Scoring: one call, and throughput", "",
+                  f"Written by `benchmarks/predict_latency.py` in a run of its own (`{SCORING.name}`), on its own "
+                  "models; the scoring columns of the table above come from this page's run "
+                  f"(commit {m.get('commit', 'unknown')}).", "", SCORING.read_text().strip()]
     if "breakdown" in out:
         lines += ["", "## Where fast LambdaMART spends its time", ""]
         lines += [f"Breakdown failed: {out['breakdown']['error']}"] if "error" in out["breakdown"] else \
