@@ -51,7 +51,8 @@ file, the 1-based line and the token):
 
 :func:`write_letor` writes the same format so that reading the file back gives
 the same data set bit for bit (``NULL`` for NaN, shortest float32 decimals).
-Score files (:func:`read_scores`, :func:`write_scores`) hold one number per line; contribution
+Score files (:func:`read_scores`, :func:`write_scores`) and weight files (:func:`read_weights`,
+LightGBM's ``<data>.weight``) hold one number per line; contribution
 files (:func:`write_contributions`) one row of numbers per line.
 Every writer is atomic: a temporary file in the target folder, then ``os.replace``.
 
@@ -227,6 +228,40 @@ def read_scores(path, n_rows: int | None = None) -> np.ndarray:
     ``{`` or ``[`` is named a model file (JSON). A message echoes at most 60 characters of a line.
     """
     path = os.fspath(path)
+    _, scores = _one_number_a_line(path, "score", "as twinrank predict writes", n_rows)
+    if n_rows is not None and len(scores) != n_rows:
+        raise DataFormatError(path, None, f"holds {len(scores)} scores but {n_rows} were expected")
+    return scores
+
+
+def read_weights(path, n_rows: int, n_queries: int) -> np.ndarray:
+    """Read a weight file (LightGBM's ``<data>.weight``): one number per line (blank lines skipped).
+
+    Returns float64 of shape (n_rows,) or (n_queries,) as the file holds: one weight per row
+    (LightGBM's convention), or one per query (XGBoost's for ranking), which
+    :func:`~twinrank.reference.rankers._fit_data.row_weights` gives to each row of its query. A token
+    that is not a number, a line with more than one token, a weight that is negative or not finite,
+    another count, or weights that are all 0 are a :class:`DataFormatError` naming the file (and the line).
+    """
+    path = os.fspath(path)
+    lines, weights = _one_number_a_line(path, "weight", "one per row or one per query", max(n_rows, n_queries))
+    negative = np.flatnonzero(weights < 0)
+    if len(negative):
+        value = float(weights[negative[0]])
+        raise DataFormatError(path, int(lines[negative[0]]), f"weight {value!r} is negative: a weight must be >= 0",
+                              repr(value))
+    if len(weights) not in (n_rows, n_queries):
+        raise DataFormatError(path, None, f"holds {len(weights)} weights: give one per row ({n_rows}) or one "
+                                          f"per query ({n_queries}) of the data")
+    if not np.any(weights > 0):
+        raise DataFormatError(path, None, "every weight is 0: nothing would be learned")
+    return weights
+
+
+def _one_number_a_line(path: str, what: str, written: str, most: int | None) -> tuple:
+    """``(line numbers, float64 values)`` of a file of one finite number per line (blank lines
+    skipped), read only until it holds more than ``most`` (the input may be a pipe that never
+    ends); ``what`` names a number in the errors, ``written`` says how the file is made."""
     numbers, tokens = [], []
     try:
         with open_input(path) as f:
@@ -235,25 +270,23 @@ def read_scores(path, n_rows: int | None = None) -> np.ndarray:
                 text = b" ".join(fields).decode(errors="replace")
                 if not numbers and text.startswith(("{", "[")):
                     raise DataFormatError(path, number, f"'{shown(text)}' looks like a model file (JSON), not "
-                                          "a score file (one number per line, as twinrank predict writes)", text)
+                                          f"a {what} file (one number per line, {written})", text)
                 if len(fields) > 1:
-                    raise DataFormatError(path, number, f"expected one score per line, got '{shown(text)}'", text)
+                    raise DataFormatError(path, number, f"expected one {what} per line, got '{shown(text)}'", text)
                 if fields:
                     numbers.append(number)
                     tokens.append(fields[0])
-                if n_rows is not None and len(tokens) > n_rows:  # stop here: the input may not end
-                    raise DataFormatError(path, number, f"holds more than the {n_rows} scores expected")
+                if most is not None and len(tokens) > most:  # stop here: the input may not end
+                    raise DataFormatError(path, number, f"holds more than the {most} {what}s expected")
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise DataFormatError(path, None, f"corrupt gzip data ({e})") from None
     numbers = np.array(numbers, dtype=np.int64)
-    scores = parse_floats(path, numbers, tokens, "score") if tokens else np.zeros(0)
-    bad = np.flatnonzero(~np.isfinite(scores))
+    values = parse_floats(path, numbers, tokens, what) if tokens else np.zeros(0)
+    bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
         text = tokens[bad[0]].decode()
-        raise DataFormatError(path, int(numbers[bad[0]]), f"score '{shown(text)}' is not a finite number", text)
-    if n_rows is not None and len(scores) != n_rows:
-        raise DataFormatError(path, None, f"holds {len(scores)} scores but {n_rows} were expected")
-    return scores
+        raise DataFormatError(path, int(numbers[bad[0]]), f"{what} '{shown(text)}' is not a finite number", text)
+    return numbers, values
 
 
 def write_scores(path, scores) -> None:

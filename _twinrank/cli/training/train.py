@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import importlib
 import inspect
+import os
 import re
 import sys
 
@@ -179,6 +180,9 @@ def add_parser(sub) -> None:
                                    "algorithm's defaults.")
     p.add_argument("--train", required=True, help="training data (LETOR format, .gz ok; a sibling "
                                                      "<file>.query group file is used)")
+    p.add_argument("--sample-weight", metavar="FILE",
+                   help="the training rows' weights, one number per line (LightGBM's <data>.weight): one per "
+                        "row, or one per query given to each of its rows (default: every row weighs 1)")
     p.add_argument("--valid", help="validation data: metric history and early stopping (default: none)")
     p.add_argument("--model", required=True, help="where to write the model (JSON, written atomically; "
                                                      "its folder is checked before training)")
@@ -254,6 +258,10 @@ def run(args) -> int:
     if getattr(args, "init_model", None) is not None:  # read (and refused) before any data
         est.set_params(init_model=read_model(args, args.init_model))
     train = _read(read_letor, args, args.train, "--train")
+    if args.sample_weight is not None:
+        train = weighted(train, args.sample_weight)
+    else:
+        _note_unread_weights(args.train)
     valid = _read(read_letor, args, args.valid, "--valid", n_features=train.n_features) if args.valid else None
     convention = getattr(est, "convention", None)
     if args.algorithm == "bl-mart":
@@ -277,9 +285,11 @@ def _check_files(args, est) -> None:
     ``--valid`` by the estimator's own rule (``needs_validation``)."""
     check_input(args.train, "--train")
     check_input(args.valid, "--valid")
+    check_input(args.sample_weight, "--sample-weight")
     check_output(args.model, "--model")
     check_overwrites({"--model": args.model},
                      {**data_inputs("--train", args.train), **data_inputs("--valid", args.valid),
+                      "--sample-weight": args.sample_weight,
                       "--init-model": getattr(args, "init_model", None),
                       "--feature-costs": getattr(args, "feature_costs", None)})
     needs = est.needs_validation(est.validated_params())
@@ -300,6 +310,25 @@ def _read(read_letor, args, path, option: str, **kwargs):
                else "give query ids, or --single-query to train on all rows as one query")
         require_queries(data, path, option, why)
     return data
+
+
+def weighted(train, path):
+    """``train`` with the weights of the file ``path`` (:func:`~twinrank.reference.io.letor.read_weights`):
+    one per row, or one per query repeated over its rows."""
+    from twinrank.reference.io.letor import read_weights
+    from twinrank.reference.rankers._fit_data import row_weights
+
+    weights = read_weights(path, train.n_rows, train.n_queries)
+    return dataclasses.replace(train, weight=row_weights(weights, train.query_sizes))
+
+
+def _note_unread_weights(path) -> None:
+    """Say so when LightGBM's weight file lies next to the training data: LightGBM would read it,
+    twinrank reads only the file ``--sample-weight`` names."""
+    sibling = f"{path}.weight"
+    if os.path.isfile(sibling):
+        print(f"note: {sibling} is not read (twinrank reads weights only from --sample-weight FILE); "
+              "every row weighs 1", file=sys.stderr)
 
 
 @contextlib.contextmanager
