@@ -223,18 +223,23 @@ class RankerEstimator(ScikitLearnProtocol):
         result.cost = cumulative_cost(model_trees(model), costs)[0][result.exit_tree]  # (n_rows,)
         return result
 
-    def predict_contributions(self, X) -> np.ndarray:
+    def predict_contributions(self, X, n_trees: int | None = None) -> np.ndarray:
         """Each feature's share of each row's score (exact path-dependent TreeSHAP, LightGBM's ``pred_contrib``):
-        float64 (n_rows, n_features + 1), the last column the base value; a row sums to its ``predict`` score.
+        float64 (n_rows, n_features + 1), the last column the base value; a row sums to its
+        ``predict(X, n_trees)`` score.
 
-        ``X``: as for :meth:`predict`. A model whose score is not a sum of trees (McRank, cumulative
-        regression, a BL-MART bag combined per query) is refused with the reason
-        (:mod:`~twinrank.reference.attribution.contributions`).
+        ``X``: as for :meth:`predict`. ``n_trees``: explain the first ``n_trees`` trees only, as
+        :meth:`predict` scores them (``twinrank predict --contributions --trees K``). A model whose score is
+        not a sum of trees (McRank, cumulative regression, a BL-MART bag combined per query) is refused
+        with the reason (:mod:`~twinrank.reference.attribution.contributions`).
         """
+        model = self._fitted_model()
+        if isinstance(model, Ensemble):
+            model = truncated(model, n_trees)
         check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
-            return self.engine.predict_contributions(self._fitted_model(), X)
+            return self.engine.predict_contributions(model, X)
 
     def score(self, X, y=None, qid=None) -> float:
         """Mean NDCG@10 over the queries of ``X, y, qid`` (or a Dataset), LightGBM's convention.

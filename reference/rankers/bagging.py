@@ -228,6 +228,13 @@ class BLMART(LambdaMART):
             rows = X.X if isinstance(X, Dataset) else X
             return run_bag_scores(self.engine, self._fitted_model(), rows, offsets)
 
+    def predict_contributions(self, X, n_trees=None) -> np.ndarray:
+        """Each feature's share of each row's score (a bag combined by ``"mean"``: its members' mean);
+        ``n_trees`` must be None, as for :meth:`predict`: a bag is explained whole."""
+        if n_trees is not None:
+            raise ParameterError("a bag is scored whole: n_trees is for one ensemble")
+        return super().predict_contributions(X)
+
     def score(self, X, y=None, qid=None) -> float:
         """Mean NDCG@10 over the queries, as every estimator's ``score`` (the queries reach ``predict``)."""
         check_feature_names(X, getattr(self, "feature_names_in_", None), "X")

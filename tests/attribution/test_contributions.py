@@ -19,7 +19,7 @@ from twinrank import fast as fast_twin, reference as reference_twin
 from twinrank.fast.rankers.dart import DART
 from twinrank.interop.lightgbm_text import to_lightgbm_text
 from twinrank.reference.constants import LEAF
-from twinrank.reference.errors import ModelFormatError
+from twinrank.reference.errors import ModelFormatError, ParameterError
 from twinrank.reference.io.data import Dataset, load_mq2008
 from twinrank.reference.io.model import Ensemble, Tree
 from twinrank.reference.trees.predict import predict_ensemble, predict_tree
@@ -231,3 +231,36 @@ def test_an_estimator_whose_score_is_no_sum_of_trees_is_refused_with_the_reason(
     with pytest.raises(ModelFormatError, match=f"no per-feature contributions: .*{reason}") as refusal:
         fitted.predict_contributions(small.X)
     assert "\n" not in str(refusal.value)
+
+
+STAGED = {  # estimators whose first k trees are a model of their own: (module, parameters, k)
+    "LambdaMART": ("lambdamart", dict(n_trees=4), 2),
+    "GBRT": ("gbrt", dict(n_trees=4, missing="mean"), 3),
+    "RandomForest": ("forest", dict(n_trees=4), 2),
+    "IGBRT": ("forest", dict(n_trees=3, rf_n_trees=2), 1),  # the forest counts whole
+    "DART": ("dart", dict(n_trees=4, snapshot_sizes=(2,)), 2),
+}
+
+
+@pytest.mark.parametrize("name", STAGED)
+def test_n_trees_explains_the_first_trees_as_predict_scores_them_in_both_twins(name, small):
+    module, params, k = STAGED[name]
+    phis = []
+    for twin in ("reference", "fast"):
+        fitted = estimator(twin, name, module, params).fit(small)
+        phi = fitted.predict_contributions(small.X, n_trees=k)
+        np.testing.assert_allclose(phi.sum(axis=1), fitted.predict(small, n_trees=k), rtol=0, atol=1e-12)
+        assert np.max(np.abs(phi - fitted.predict_contributions(small.X))) > 1e-9  # fewer trees, other shares
+        phis.append(phi)
+    np.testing.assert_allclose(phis[1], phis[0], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("twin", ["reference", "fast"])
+def test_n_trees_is_refused_as_predict_refuses_it(twin, small):
+    bag = estimator(twin, "BLMART", "bagging", dict(n_trees=2, n_models=2, combine="mean")).fit(small)
+    with pytest.raises(ParameterError, match="a bag is scored whole"):
+        bag.predict_contributions(small.X, n_trees=1)
+    lm = estimator(twin, "LambdaMART", "lambdamart", dict(n_trees=2)).fit(small)
+    for bad in (3, -1, 1.5):
+        with pytest.raises(ParameterError, match="n_trees"):
+            lm.predict_contributions(small.X, n_trees=bad)

@@ -4,6 +4,7 @@ The matrix file must add up to the scores ``predict`` writes, be the same from e
 on standard output, and equal LightGBM's ``pred_contrib`` on the model ``twinrank export`` wrote.
 """
 import gzip
+import importlib
 
 import numpy as np
 import pytest
@@ -45,6 +46,16 @@ def test_the_matrix_adds_up_to_the_scores_and_is_the_same_from_either_engine(tra
     contributions(trained, output="contributions.txt.gz")
     assert gzip.decompress((trained / "contributions.txt.gz").read_bytes()) == \
         (trained / "contributions.txt").read_bytes()
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_trees_k_is_the_python_apis_n_trees_k_and_adds_up_to_its_first_k_trees_score(trained, engine):
+    est = importlib.import_module(f"twinrank.{engine}").LambdaMART.load(trained / "model.json")
+    X = read_letor(trained / "test.txt", n_features=46).X
+    phi = est.predict_contributions(X, n_trees=3)
+    np.testing.assert_array_equal(contributions(trained, "--trees", "3", "--engine", engine, output="k.txt"), phi)
+    np.testing.assert_allclose(phi.sum(axis=1), est.predict(X, n_trees=3), rtol=0, atol=1e-12)
+    assert np.max(np.abs(phi - est.predict_contributions(X))) > 1e-6  # two trees fewer explain otherwise
 
 
 def test_the_matrix_equals_lightgbm_pred_contrib_on_the_exported_model(trained):
