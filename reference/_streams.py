@@ -11,7 +11,7 @@ Nothing is read without a bound, so an endless input (``/dev/zero``, a pipe that
 a line) or a gzip bomb costs at most a limit's worth of memory before a clear error naming
 the file, the line and the limit:
 
-* a **line** of a text input (data, group, score and costs files) holds at most
+* a **line** of a text input (data, group, score, weight and costs files) holds at most
   ``MAX_LINE_BYTES`` (16 MiB) after decompression: a LETOR row of 16 MiB is a million
   ``id:value`` tokens, far beyond any data set. A data file itself may be as long as it
   likes: it is read line by line.
@@ -35,12 +35,22 @@ GZIP_MAGIC = b"\x1f\x8b"
 CHUNK_BYTES = 1 << 16  # what one read asks for
 
 
-def size_text(n_bytes: int) -> str:
-    """``16 MiB``, ``2 GiB`` or ``1,000 bytes``: a limit as an error message names it."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n_bytes >= size and n_bytes % size == 0:
-            return f"{n_bytes // size} {unit}"
-    return f"{n_bytes:,} bytes"
+@contextlib.contextmanager
+def open_input(path):
+    """The file at ``path`` opened once for binary reading, decompressed if it starts with gzip's
+    magic bytes; a buffered stream (``read``, ``readline``), closed on leaving the block."""
+    raw = open(os.fspath(path), "rb", buffering=0)
+    try:
+        head = b""
+        while len(head) < len(GZIP_MAGIC):  # a pipe may deliver the two bytes one at a time
+            more = raw.read(len(GZIP_MAGIC) - len(head))
+            if not more:
+                break
+            head += more
+        stream = io.BufferedReader(_Prefixed(head, raw), buffer_size=CHUNK_BYTES)
+        yield gzip.GzipFile(fileobj=stream, mode="rb") if head == GZIP_MAGIC else stream
+    finally:
+        raw.close()
 
 
 class _Prefixed(io.RawIOBase):
@@ -63,30 +73,6 @@ class _Prefixed(io.RawIOBase):
         return self._raw.readinto(buffer)
 
 
-@contextlib.contextmanager
-def open_input(path):
-    """The file at ``path`` opened once for binary reading, decompressed if it starts with gzip's
-    magic bytes; a buffered stream (``read``, ``readline``), closed on leaving the block."""
-    raw = open(os.fspath(path), "rb", buffering=0)
-    try:
-        head = b""
-        while len(head) < len(GZIP_MAGIC):  # a pipe may deliver the two bytes one at a time
-            more = raw.read(len(GZIP_MAGIC) - len(head))
-            if not more:
-                break
-            head += more
-        stream = io.BufferedReader(_Prefixed(head, raw), buffer_size=CHUNK_BYTES)
-        yield gzip.GzipFile(fileobj=stream, mode="rb") if head == GZIP_MAGIC else stream
-    finally:
-        raw.close()
-
-
-def line_too_long(path, number: int, limit: int) -> DataFormatError:
-    """The error of a line longer than ``limit``: the file, the line and the limit."""
-    return DataFormatError(path, number, f"the line is longer than {size_text(limit)}, the longest line "
-                                         "twinrank reads (is this a text file of one record per line?)")
-
-
 def bounded_lines(path, stream):
     """``(number, line)`` of every ``\\n``-separated line of ``stream``, 1-based, without the ``\\n``;
     a line longer than ``MAX_LINE_BYTES`` is a DataFormatError naming its number, raised after
@@ -104,6 +90,12 @@ def bounded_lines(path, stream):
         yield number, line
 
 
+def line_too_long(path, number: int, limit: int) -> DataFormatError:
+    """The error of a line longer than ``limit``: the file, the line and the limit."""
+    return DataFormatError(path, number, f"the line is longer than {size_text(limit)}, the longest line "
+                                         "twinrank reads (is this a text file of one record per line?)")
+
+
 def read_document(stream, limit: int, refuse, first: bytes = b"") -> bytearray:
     """``first`` (bytes already read) and the rest of ``stream``, whole; the error ``refuse(message)``
     makes is raised once that is more than ``limit`` bytes, after reading at most ``limit + 1``."""
@@ -114,3 +106,11 @@ def read_document(stream, limit: int, refuse, first: bytes = b"") -> bytearray:
             return data
         data += chunk
     raise refuse(f"larger than {size_text(limit)} (decompressed), the largest file of this kind twinrank reads")
+
+
+def size_text(n_bytes: int) -> str:
+    """``16 MiB``, ``2 GiB`` or ``1,000 bytes``: a limit as an error message names it."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= size and n_bytes % size == 0:
+            return f"{n_bytes // size} {unit}"
+    return f"{n_bytes:,} bytes"

@@ -42,6 +42,16 @@ factor out again. At a leaf, $\phi_i^{(\ell)} = v_\ell (o_i - z_i) \sum_k \opera
 definition sums $2^M$ subsets. A feature split on twice along a path is one factor: at its second
 node it is unwound and extended again with both nodes' fractions multiplied.
 
+**Next to the paper.** The names are Algorithm 2's: RECURSE's $j, m, p_z, p_o, p_i$ and $i_z, i_o$;
+the path's fields $m.d, m.z, m.o, m.w$ are :class:`Path`'s ``feature``, ``zero`` (the fraction of
+the training rows, the paths where the feature is unknown), ``one`` (the row's own fraction, where
+it is known) and ``weight``; the placeholder's feature, the paper's 0, is $-1$ here. The paper counts
+path positions from 1 and Python from 0: the loops of :func:`extend`, :func:`unwind` and
+:func:`unwound_sum` run over the paper's $i$ and $j$ so that their formulas read as the paper's,
+$m_j$'s weight being ``weight[j - 1]``, while an element's position elsewhere (``unwind(m, i)``,
+the leaf's loop) is Python's. (LightGBM's and SHAP's C++, and the fast twin, write the same loops
+with $l$ one less: ``unique_depth``, the last element's 0-based position.)
+
 **Here.** $o$ is 1 or 0 (a row goes one way at a split), so where the paper divides by $o$ the
 code divides by 1. Rows are routed as :mod:`~twinrank.reference.trees.predict` routes them
 (NaN to ``missing[j]``, a third child included, which gets its share $r_c / r_j$ like the
@@ -135,8 +145,9 @@ def ensemble_contributions(ensemble: Ensemble, X) -> np.ndarray:
 
 def base_value(ensemble: Ensemble) -> float:
     r"""$E[F] = E[F_{\mathrm{init}}] + F_0 + \sum_t w_t E[f_t]$, summed in the order ``predict_ensemble`` sums."""
-    value = float(ensemble.base_score)
-    if ensemble.init_model is not None:
+    if ensemble.init_model is None:
+        value = float(ensemble.base_score)
+    else:
         value = base_value(ensemble.init_model) + ensemble.base_score
     for tree, weight in zip(ensemble.trees, ensemble.tree_weights):
         value = value + weight * expected_value(tree)
@@ -197,7 +208,13 @@ def tree_contributions(tree: Tree, X) -> np.ndarray:
 # --8<-- [start:recurse]
 def _recurse(tree: Tree, X, phi, j: int, m: Path, p_z: float, p_o: np.ndarray, p_i: int) -> None:
     r"""RECURSE(j, m, p_z, p_o, p_i) of Algorithm 2: node ``j`` reached along path ``m``, whose last
-    step, on feature $p_i$, kept the share $p_z$ of the training rows and $p_o$ of each row."""
+    step, on feature $p_i$, kept the share $p_z$ of the training rows and $p_o$ of each row.
+
+    At a leaf every feature $m_i.d$ of the path gets $w\,(m_i.o - m_i.z)\,v_j$, $w$ the sum of
+    UNWIND$(m, i)$'s weights. At a split the paper recurses into the hot child $h$ (the one $x$ takes,
+    $p_o = i_o$) and the cold one $c$ ($p_o = 0$); with one row per entry of $p_o$ the child taken
+    differs by row, so every child gets $p_o = i_o [\text{the row takes it}]$.
+    """
     m = extend(m, p_z, p_o, p_i)
     if tree.left[j] == LEAF:
         for i in range(1, len(m.feature)):  # element 0 is the placeholder
@@ -246,50 +263,62 @@ class Path:
 def extend(m: Path, p_z: float, p_o: np.ndarray, p_i: int) -> Path:
     r"""EXTEND(m, p_z, p_o, p_i): ``m`` with one more feature $p_i$ (a new path; ``m`` is kept).
 
-    With $l$ elements before, the new subsets of size $k+1$ take $p_o$ times the old ones of size
-    $k$, those of size $k$ take $p_z$ times them, each reweighted from $l$ to $l + 1$ elements:
-    $w_{k+1} \mathrel{+}= p_o\, w_k (k + 1) / (l + 1)$, $w_k \leftarrow p_z\, w_k (l - k) / (l + 1)$.
+    With $l$ elements before, the new subsets of $i$ features take $p_o$ times the old ones of $i - 1$,
+    those of $i - 1$ take $p_z$ times them, each reweighted from $l$ to $l + 1$ elements, for
+    $i = l, \dots, 1$ (the paper's positions, from 1):
+    $m_{i+1}.w \mathrel{+}= p_o\, m_i.w\; i / (l + 1)$, $m_i.w \leftarrow p_z\, m_i.w\, (l + 1 - i) / (l + 1)$.
     """
     l = len(m.feature)
-    w = [wk.copy() for wk in m.weight] + [np.full(len(p_o), 1.0 if l == 0 else 0.0)]
-    for k in range(l - 1, -1, -1):
-        w[k + 1] = w[k + 1] + p_o * w[k] * (k + 1) / (l + 1)
-        w[k] = p_z * w[k] * (l - k) / (l + 1)
+    w = [wk.copy() for wk in m.weight] + [np.full(len(p_o), 1.0 if l == 0 else 0.0)]  # m_{l+1}.w
+    for i in range(l, 0, -1):  # the paper's i = l .. 1; m_i.w is w[i - 1]
+        w[i] = w[i] + p_o * w[i - 1] * i / (l + 1)
+        w[i - 1] = p_z * w[i - 1] * (l + 1 - i) / (l + 1)
     return Path(m.feature + [p_i], m.zero + [p_z], m.one + [p_o], w)
 # --8<-- [end:extend]
 
 
 # --8<-- [start:unwind]
 def unwind(m: Path, i: int) -> Path:
-    r"""UNWIND(m, i): ``m`` without element ``i``, as if it had never been extended by it (a new path).
+    r"""UNWIND(m, i): ``m`` without its element ``i`` (Python's position), as if it had never been
+    extended by it (a new path).
 
-    EXTEND is undone from the top weight down: where $o_i = 1$ the old $w_k$ follows from the
-    new $w_{k+1}$ and what $z_i$ added to it, else ($o_i = 0$) from $w_k$ alone, divided by $z_i$.
+    EXTEND is undone from the top weight $n = m_l.w$ down, for the paper's $j = l - 1, \dots, 1$
+    ($l$ = len(m)). Where $o_i = 1$: $t = m_j.w$, $m_j.w \leftarrow n\, l / j$ (what EXTEND's $p_o$ term
+    put one place up), $n \leftarrow t - m_j.w\, z_i (l - j) / l$ (what is left of $t$ once its $p_z$
+    term is taken out). Where $o_i = 0$ only the $p_z$ term is there: $m_j.w \leftarrow m_j.w\, l / (z_i (l - j))$.
     """
-    l = len(m.feature) - 1  # the index of the last element
+    l = len(m.feature)
     z, follows = m.zero[i], m.one[i] != 0  # (n_rows,) where o_i = 1
-    w = [wk.copy() for wk in m.weight[:l]]
-    n = m.weight[l]  # the new top weight, carried down
-    for j in range(l - 1, -1, -1):
-        from_above = n * (l + 1) / (j + 1)  # the paper's n (l + 1) / ((j + 1) o_i), o_i = 1
-        n = m.weight[j] - from_above * z * (l - j) / (l + 1)
-        w[j] = np.where(follows, from_above, m.weight[j] * (l + 1) / (z * (l - j)))
-    drop = lambda values: values[:i] + values[i + 1:]  # noqa: E731
-    return Path(drop(m.feature), drop(m.zero), drop(m.one), w)
+    w = [wk.copy() for wk in m.weight[:l - 1]]
+    n = m.weight[l - 1]  # m_l.w, the new top weight, carried down
+    for j in range(l - 1, 0, -1):  # the paper's j = l - 1 .. 1; m_j.w is m.weight[j - 1]
+        from_above = n * l / j  # the paper's n l / (j o_i), o_i = 1
+        n = m.weight[j - 1] - from_above * z * (l - j) / l
+        w[j - 1] = np.where(follows, from_above, m.weight[j - 1] * l / (z * (l - j)))
+    return Path(_without(m.feature, i), _without(m.zero, i), _without(m.one, i), w)
+
+
+def _without(values: list, i: int) -> list:
+    """``values`` without its element ``i``."""
+    return values[:i] + values[i + 1:]
 # --8<-- [end:unwind]
 
 
 # --8<-- [start:unwound_sum]
 def unwound_sum(m: Path, i: int) -> np.ndarray:
-    r"""$\sum_k \operatorname{UNWIND}(m, i).w_k$ (n_rows,): the Shapley weight of feature ``i`` of the path,
-    its subsets of the other features summed (the paper's ``sum(UNWIND(m, i).w)``, without the path)."""
-    l = len(m.feature) - 1
+    r"""$\sum_j \operatorname{UNWIND}(m, i).w_j$ (n_rows,): the Shapley weight of feature ``i`` of the path,
+    its subsets of the other features summed (the paper's ``sum(UNWIND(m, i).w)``, without the path).
+
+    :func:`unwind`'s loop, summing the weights instead of storing them; its divisions are grouped as
+    the fast twin (and LightGBM's ``UnwoundPathSum``) groups them, so that the twins agree to the last bit.
+    """
+    l = len(m.feature)
     z, follows = m.zero[i], m.one[i] != 0
-    n = m.weight[l]
+    n = m.weight[l - 1]
     total = np.zeros(len(n))
-    for j in range(l - 1, -1, -1):
-        from_above = n * (l + 1) / (j + 1)
-        n = m.weight[j] - from_above * z * ((l - j) / (l + 1))
-        total = total + np.where(follows, from_above, (m.weight[j] / z) / ((l - j) / (l + 1)))
+    for j in range(l - 1, 0, -1):  # the paper's j = l - 1 .. 1; m_j.w is m.weight[j - 1]
+        from_above = n * l / j
+        n = m.weight[j - 1] - from_above * z * ((l - j) / l)
+        total = total + np.where(follows, from_above, (m.weight[j - 1] / z) / ((l - j) / l))
     return total
 # --8<-- [end:unwound_sum]
