@@ -292,7 +292,7 @@ def heap_sort(values):
         _sift_down(values, root, n)
     for end in range(n - 1, 0, -1):
         values[0], values[end] = values[end], values[0]
-        _sift_down(values, 0, end)
+        _sift_down(values, np.int64(0), end)  # a literal 0: compiled twice
 
 
 @njit(cache=True)

@@ -16,6 +16,13 @@ Every kernel is written ``@njit(cache=True, ...)`` with this module's :func:`nji
   cached);
 * with no folder (``_numba_cache.FOLDER is None``) the kernels are plain, uncached numba kernels.
 
+A kernel compiled for another kernel (while that one compiles: a callee) gets no Python entry
+point (numba's ``no_cpython_wrapper`` and ``no_cfunc_wrapper``): the caller links its code, so
+unboxing every argument from Python objects, compiled and optimised once per callee, would be
+thrown away; leaving it out took 13% of a cold demo's compile time. Such a callee is cached apart
+(its index key ends ``"callee"``). Called from Python later, it is compiled again, with the entry
+point (:class:`Kernel`).
+
 Built on numba's caching classes (``numba.core.caching``): ``FunctionCache``, its locator and
 its index and data file class are subclassed, their file reading and writing replaced.
 """
@@ -27,6 +34,7 @@ import pickle
 import threading
 
 import numba
+from numba.core import sigutils
 from numba.core.caching import (
     CompileResultCacheImpl,
     FunctionCache,
@@ -34,7 +42,9 @@ from numba.core.caching import (
     _CacheLocator,
     _SourceFileBackedLocatorMixin,
 )
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.event import Listener, register
+from numba.core.registry import CPUDispatcher
 
 from twinrank.fast.runtime import _numba_cache
 from twinrank.fast.runtime._cache_manifest import Manifest
@@ -47,10 +57,68 @@ def njit(function=None, *, cache: bool = False, **options):
     folder (uncached when there is none)."""
     def decorate(function):
         dispatcher = numba.njit(**options)(function)
+        if type(dispatcher) is CPUDispatcher:
+            dispatcher.__class__ = Kernel
+            dispatcher._compiler._customize_flags = _callee_flags
         if cache and _numba_cache.FOLDER is not None and hasattr(dispatcher, "enable_caching"):
             dispatcher._cache = KernelCache(dispatcher.py_func)  # as numba's enable_caching does
         return dispatcher
     return decorate if function is None else decorate(function)
+
+
+class Kernel(CPUDispatcher):
+    """numba's dispatcher, whose signatures compiled for another kernel have no Python entry point.
+
+    numba compiles a callee while it types its caller, holding its compile lock: a compilation
+    that starts with the lock held is a callee's (:func:`_compiling_callee`). Its overload serves
+    callers (``overloads``) but is not one Python can call: a call from Python with its signature
+    compiles it again, with the entry point, and that replaces it.
+    """
+
+    def compile(self, sig):
+        callee = _compiling_callee()
+        with global_compiler_lock:
+            if not callee:
+                args, _ = sigutils.normalize_signature(sig)
+                existing = self.overloads.get(tuple(args))
+                if existing is not None and not has_entry(existing):
+                    del self.overloads[tuple(args)]
+            _CALLEE.stack.append(callee)
+            try:
+                return super().compile(sig)
+            finally:
+                _CALLEE.stack.pop()
+
+    def add_overload(self, cres):
+        if has_entry(cres):
+            super().add_overload(cres)
+        else:
+            self.overloads[tuple(cres.signature.args)] = cres
+
+
+def has_entry(cres) -> bool:
+    """Whether the compiled ``cres`` has its Python entry point (numba's cpython wrapper)."""
+    return bool(cres.objectmode or cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name))
+
+
+def _compiling_callee() -> bool:
+    """Whether a compilation starting now is a callee's: this thread already compiles."""
+    return global_compiler_lock.is_locked()
+
+
+def _callee_flags(flags):
+    """numba's flags of a compilation (``_FunctionCompiler._customize_flags``): a callee's, no entry points."""
+    if _CALLEE.stack and _CALLEE.stack[-1]:
+        flags.no_cpython_wrapper = True
+        flags.no_cfunc_wrapper = True
+    return flags
+
+
+class _Callee(threading.local):
+    """This thread's :meth:`Kernel.compile` calls, innermost last: whether each compiles a callee."""
+
+    def __init__(self):
+        self.stack = []
 
 
 def caching() -> bool:
@@ -59,11 +127,12 @@ def caching() -> bool:
 
 
 def cached_signatures(dispatcher) -> list:
-    """The signatures the cache holds for ``dispatcher`` (none if it is not cached)."""
+    """The signatures the cache holds for ``dispatcher`` with their Python entry point (none if it is not
+    cached)."""
     cache = getattr(dispatcher, "_cache", None)
     if not isinstance(cache, KernelCache):
         return []
-    return [signature for signature, *_ in cache._cache_file._load_index()]
+    return [key[0] for key in cache._cache_file._load_index() if len(key) == 3]
 
 
 class _Locator(_SourceFileBackedLocatorMixin, _CacheLocator):
@@ -128,6 +197,10 @@ class KernelCache(FunctionCache):
         super().__init__(py_func)
         self._cache_file = _CheckedFiles(self._cache_path, self._impl.filename_base,
                                          self._cache_file._source_stamp)
+        self._callee_key = False  # the key of a callee's compilation (``_index_key``)
+
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + (("callee",) if self._callee_key else ())
 
     def load_overload(self, sig, target_context):
         loaded = self._load(sig, target_context)
@@ -146,6 +219,7 @@ class KernelCache(FunctionCache):
     def save_overload(self, sig, data):
         try:
             if caching():
+                self._callee_key = not has_entry(data)
                 super().save_overload(sig, data)
         except OSError as error:
             _saving.stop(error)
@@ -153,10 +227,15 @@ class KernelCache(FunctionCache):
             _release_hold()
 
     def _load(self, sig, target_context):
-        try:
-            return super().load_overload(sig, target_context)
-        except Exception:  # twinrank's own bytes that numba cannot rebuild: compiled again
-            return None
+        """The overload compiled for ``sig``: for a callee, its own or one with the entry point."""
+        for self._callee_key in ((True, False) if _CALLEE.stack and _CALLEE.stack[-1] else (False,)):
+            try:
+                loaded = super().load_overload(sig, target_context)
+            except Exception:  # twinrank's own bytes that numba cannot rebuild: compiled again
+                loaded = None
+            if loaded is not None:
+                return loaded
+        return None
 
 
 class _Holds(threading.local):
@@ -196,6 +275,7 @@ class _Saving:
                        f"({error.strerror or error}): the kernels compiled from now on are not cached")
 
 
+_CALLEE = _Callee()
 _HOLDS = _Holds()
 _saving = _Saving()
 MANIFEST = Manifest(_numba_cache.FOLDER) if _numba_cache.FOLDER is not None else None

@@ -184,7 +184,7 @@ def best_split(hist, node_sums, n_bins, allowed, penalty, rules, gradient_noise,
                                                 np.inf, counts, counted, has_missing, node)
         exact[f] = counted[f]
     while True:  # the maximum, exact
-        top = 0
+        top = np.int64(0)  # not a literal: it would compile _scan and its callees once more
         for f in range(1, n_features):
             if gains[f] > gains[top]:
                 top = f
@@ -199,7 +199,7 @@ def best_split(hist, node_sums, n_bins, allowed, penalty, rules, gradient_noise,
     if best == -np.inf or not best + penalty[top] > min_gain + rtol * scale + score(gradient_noise, h, l2):
         return -1  # the best candidate's own gain: its cost penalty chooses, it does not stop growth
     floor = best - rtol * scale  # reference.tree.tie_floor
-    f = 0
+    f = np.int64(0)
     while f < n_features:
         if gains[f] >= floor:  # the first feature with a tied candidate: its first one
             gain, b, side = _scan(f, hist, node_sums, n_bins, parent_score, penalty, rules, floor, counts,
