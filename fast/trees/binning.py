@@ -1,8 +1,9 @@
 """Numba-parallel twin of `twinrank.reference.trees.binning`: the same thresholds and bins, bit for bit.
 
 Thresholds are computed one feature per thread (a sort of the column's present
-values); bins one block of rows per thread. ``apply_bins`` returns the bins in
-Fortran order, so each feature's bins are contiguous for the histogram kernels.
+values, of the rows of the reference's ``bin_sample``); bins one block of rows per thread.
+``apply_bins`` returns the bins in Fortran order, so each feature's bins are contiguous for
+the histogram kernels.
 """
 from __future__ import annotations
 
@@ -15,27 +16,31 @@ from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import MISSING_BIN
 from twinrank.reference.params import check_int
-from twinrank.reference.trees.binning import _check_width, _checked_matrix, refuse_infinite
+from twinrank.reference.trees.binning import _check_width, _checked_matrix, bin_sample, refuse_infinite
 
 __all__ = ["MISSING_BIN", "bin_thresholds", "apply_bins"]
 
 _FEATURE_GROUP = 16  # columns copied to contiguous memory at a time by bin_thresholds
-_ROW_BLOCK = 1024  # rows per task of apply_bins
+_ROW_BLOCK = 512  # rows per task of apply_bins
 
 
-def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:
+def bin_thresholds(X, max_bins: int = 255, subsample_for_bin: int | None = None,
+                   seed: int = 0) -> list[np.ndarray]:
     """Numba-parallel twin of `twinrank.reference.trees.binning.bin_thresholds`.
 
     One column per task on ``numba.get_num_threads()`` threads: NumPy's sort (SIMD,
     and it releases the GIL), then a compiled pass over the sorted values. Columns
-    are copied ``_FEATURE_GROUP`` at a time into contiguous memory first.
+    (of the sampled rows, ``bin_sample``) are copied ``_FEATURE_GROUP`` at a time into
+    contiguous memory first.
     """
     check_int("max_bins", max_bins, low=2, high=255)
     X = _checked_matrix(X)
+    rows = bin_sample(X.shape[0], subsample_for_bin, seed)
     thresholds = []
     with ThreadPoolExecutor(max_workers=numba.get_num_threads()) as pool:
         for j0 in range(0, X.shape[1], _FEATURE_GROUP):
-            group = np.asfortranarray(X[:, j0:j0 + _FEATURE_GROUP])  # (n_rows, <= 16)
+            columns = slice(j0, j0 + _FEATURE_GROUP)
+            group = np.asfortranarray(X[:, columns] if rows is None else X[rows, columns])  # (rows, <= 16)
             thresholds += pool.map(lambda j, column: _thresholds_of(column, max_bins, j),
                                    range(j0, j0 + group.shape[1]), group.T)
     return thresholds
@@ -94,48 +99,61 @@ def _append_new(out, k, value):
 def apply_bins(X, thresholds: list) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.trees.binning.apply_bins`.
 
-    Returns the bins in Fortran order (each feature contiguous), read-only; blocks of
-    ``_ROW_BLOCK`` rows, one contiguous range of blocks per thread, a binary search per value (log2 of the feature's
-    threshold count steps) over the thresholds padded with ``+inf`` to 255 slots.
+    Returns the bins in Fortran order (each feature contiguous), read-only. Blocks of
+    ``_ROW_BLOCK`` rows, one contiguous range of blocks per thread; in a block, one feature at a
+    time, a binary search (binary lifting over the thresholds padded with ``+inf`` to 255 slots)
+    run for all the block's values step by step, so the searches of different rows overlap in the
+    pipeline instead of waiting on each other's loads. float32 features are compared with float32
+    thresholds, each rounded down (:func:`_threshold_table`), without a float64 copy of ``X``.
     """
     X = _checked_matrix(X)
     _check_width(X, thresholds)
-    table = np.full((X.shape[1], MISSING_BIN), np.inf)  # (n_features, 255) thresholds, +inf padded
-    for j, t in enumerate(thresholds):
-        table[j, :len(t)] = t
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)  # float16 or long double: the comparisons of the reference's float64
     first_steps = np.array([1 << (len(t).bit_length() - 1) if len(t) else 0 for t in thresholds],
-                           dtype=np.int64)  # (n_features,) largest power of two <= len(t)
+                           dtype=np.uint32)  # (n_features,) largest power of two <= len(t)
     binned = np.empty(X.shape, dtype=np.uint8, order="F")  # (n_rows, n_features)
-    over_chunks(_apply_bins, (X.shape[0] + _ROW_BLOCK - 1) // _ROW_BLOCK, np.ascontiguousarray(X), table,
-                first_steps, binned)
+    over_chunks(_apply_bins, (X.shape[0] + _ROW_BLOCK - 1) // _ROW_BLOCK, np.ascontiguousarray(X),
+                _threshold_table(thresholds, X.dtype), first_steps, binned)
     binned.flags.writeable = False  # the tree grower caches a row-major copy (fast/trees/_layout.py)
     return binned
 
 
+def _threshold_table(thresholds: list, dtype) -> np.ndarray:
+    """(n_features, 255) thresholds padded with ``+inf``, in ``dtype``. For float32, each threshold
+    ``t`` becomes ``t32``, the largest float32 ``<= t``: for a float32 ``x``, ``t < x`` iff
+    ``t32 < x`` (if ``t32 < x``, then ``x`` is at least the next float32 above ``t32``, which is
+    above ``t``), so the bins are the reference's float64 comparisons."""
+    table = np.full((len(thresholds), MISSING_BIN), np.inf)
+    for j, t in enumerate(thresholds):
+        table[j, :len(t)] = t
+    if dtype == np.float64:
+        return table
+    with np.errstate(over="ignore"):
+        nearest = table.astype(np.float32)  # beyond float32's range: inf, rounded down below
+    return np.where(nearest > table, np.nextafter(nearest, np.float32(-np.inf)), nearest)
+
+
 @njit(cache=True, nogil=True)
 def _apply_bins(first_block, last_block, X, table, first_steps, binned):
-    # IN X (n_rows, n_features), table (n_features, 255), first_steps (n_features,)
+    # IN X (n_rows, n_features), table (n_features, 255) in X's dtype, first_steps (n_features,) uint32
     # OUT binned (n_rows, n_features), the rows of blocks first_block .. last_block - 1
     n_rows, n_features = X.shape
+    values = np.empty(_ROW_BLOCK, dtype=X.dtype)  # one feature of the block's rows
+    position = np.empty(_ROW_BLOCK, dtype=np.uint32)  # their thresholds below, so far
     for block in range(first_block, last_block):
-        stop = min(n_rows, (block + 1) * _ROW_BLOCK)
+        start = block * _ROW_BLOCK
+        m = min(n_rows, start + _ROW_BLOCK) - start
         for j in range(n_features):
-            t, first_step = table[j], first_steps[j]
-            for i in range(block * _ROW_BLOCK, stop):
-                binned[i, j] = _bin_of(t, first_step, X[i, j])
-
-
-@njit(cache=True)
-def _bin_of(t, first_step, x):
-    """The number of thresholds below ``x``, by binary lifting: steps ``first_step, ..., 2, 1``
-    over the sorted thresholds (padded with ``+inf``). NaN gets ``MISSING_BIN``."""
-    if np.isnan(x):
-        return MISSING_BIN
-    x = np.float64(x)
-    position = 0
-    step = first_step
-    while step > 0:
-        if t[position + step - 1] < x:
-            position += step
-        step >>= 1
-    return position
+            t = table[j]
+            for r in range(m):
+                values[r] = X[start + r, j]
+                position[r] = 0
+            step = first_steps[j]
+            while step > 0:  # binary lifting: steps first_step, ..., 2, 1; unsigned, so no wraparound checks
+                for r in range(m):
+                    p = position[r]
+                    position[r] = p + step if t[np.uint64(p + step - np.uint32(1))] < values[r] else p
+                step >>= np.uint32(1)
+            for r in range(m):  # NaN compared below no threshold: its own bin
+                binned[start + r, j] = MISSING_BIN if np.isnan(values[r]) else position[r]

@@ -36,6 +36,16 @@ Either way, duplicates are removed (``np.unique``), so there are at most
 ``max_bins - 1`` strictly ascending thresholds. A column that is constant or
 all NaN has none: every non-missing value is in bin 0. A midpoint is computed as
 ``0.5 * a + 0.5 * b``, which never overflows and equals ``a`` when ``a == b``.
+
+Thresholds from a sample of the rows (``subsample_for_bin``, LightGBM's name for its
+``bin_construct_sample_cnt``; scikit-learn's ``_BinMapper`` has ``subsample``, both 200,000):
+with $n_{\text{rows}} >$ ``subsample_for_bin`` the rule above reads only the rows of
+:func:`bin_sample`, ``subsample_for_bin`` distinct rows drawn uniformly without replacement
+from the seed; with at most that many rows, or ``subsample_for_bin=None``, it reads every row,
+so the thresholds (and the model) of such data do not depend on the parameter. The quantile
+$q$ of $s = 200{,}000$ sampled values is off by about $\sqrt{q(1-q)/s} \le 0.0011$ in rank
+(one standard deviation), under a third of a bin's width $1/255$. Every row is still binned
+(:func:`apply_bins`).
 """
 from __future__ import annotations
 
@@ -45,14 +55,21 @@ from twinrank.reference.constants import MISSING_BIN  # noqa: F401  (re-exported
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.params import check_int
 
+SAMPLE_STREAM = 0x62696E  # "bin": the sample's generator is seeded (SAMPLE_STREAM, seed), not the run's
 
-def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:
+
+def bin_thresholds(X, max_bins: int = 255, subsample_for_bin: int | None = None,
+                   seed: int = 0) -> list[np.ndarray]:
     """Per-feature ascending float64 thresholds, at most ``max_bins - 1`` each.
 
     Parameters
     ----------
     X : array of shape (n_rows, n_features); NaN means missing, infinite values are an error
+        (among the rows read: all rows, or the sample)
     max_bins : int in [2, 255], the number of value bins (the missing bin is extra)
+    subsample_for_bin : int >= 1 or None, the most rows the thresholds are read from
+        (:func:`bin_sample`); None: every row. The estimators pass theirs (default 200,000).
+    seed : int >= 0, the seed of the sample (the estimator's ``seed``)
 
     Returns
     -------
@@ -60,7 +77,28 @@ def bin_thresholds(X, max_bins: int = 255) -> list[np.ndarray]:
     """
     check_int("max_bins", max_bins, low=2, high=255)
     X = _checked_matrix(X)
+    rows = bin_sample(X.shape[0], subsample_for_bin, seed)
+    if rows is not None:
+        X = X[rows]  # (subsample_for_bin, n_features)
     return [_column_thresholds(X[:, j], max_bins, j) for j in range(X.shape[1])]
+
+
+def bin_sample(n_rows: int, subsample_for_bin: int | None, seed: int) -> np.ndarray | None:
+    """The rows the thresholds are read from, in ascending order; None for all ``n_rows``.
+
+    None when ``subsample_for_bin`` is None or ``n_rows <= subsample_for_bin``; else
+    ``subsample_for_bin`` distinct rows, uniformly without replacement (``Generator.choice``) from
+    ``numpy.random.default_rng((SAMPLE_STREAM, seed))``: a generator of its own, so the run's other
+    draws (query subsamples, feature subsets) are those of a run without a sample. Both twins call
+    this function: the same rows on any thread count.
+    """
+    if subsample_for_bin is not None:
+        check_int("subsample_for_bin", subsample_for_bin, low=1)
+    check_int("seed", seed, low=0)
+    if subsample_for_bin is None or n_rows <= subsample_for_bin:
+        return None
+    rng = np.random.default_rng((SAMPLE_STREAM, seed))
+    return np.sort(rng.choice(n_rows, size=subsample_for_bin, replace=False))
 
 
 def _column_thresholds(column: np.ndarray, max_bins: int, j: int) -> np.ndarray:

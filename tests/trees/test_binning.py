@@ -1,11 +1,13 @@
 """Binning: thresholds and bins agree bit for bit in both twins; raw and binned routes agree."""
 import math
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from twinrank.fast import load_mq2008
 from twinrank.fast.trees import binning as fast
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.trees import binning as ref
@@ -133,3 +135,89 @@ def test_255_bins_agree_on_values_at_and_between_thresholds():
         X_probe[:, j] = probe
         for twin in TWINS:
             np.testing.assert_array_equal(twin.apply_bins(X_probe, t_ref)[:, j], expected)
+
+
+def test_float32_values_next_to_thresholds_get_the_float64_bins():
+    """fast compares float32 features with thresholds rounded down to float32: the float32 values
+    just below, at and just above each (float64) threshold get the reference's bins."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3000, 2)).astype(np.float32)
+    X[:, 1] = X[:, 1] * 1e-30  # tiny values: thresholds between float32 neighbours
+    thresholds = ref.bin_thresholds(X)
+    for j, t in enumerate(thresholds):
+        near = t.astype(np.float32)  # (len(t),) the nearest float32, above or below t
+        probe = np.r_[near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf)),
+                      np.float32(np.inf), np.float32(-np.inf)].astype(np.float32)
+        X_probe = np.zeros((len(probe), 2), dtype=np.float32)
+        X_probe[:, j] = probe
+        np.testing.assert_array_equal(fast.apply_bins(X_probe, thresholds)[:, j],
+                                      np.searchsorted(t, probe.astype(np.float64), side="left"))
+        np.testing.assert_array_equal(fast.apply_bins(X_probe, thresholds), ref.apply_bins(X_probe, thresholds))
+
+
+@given(matrices(), MAX_BINS, st.integers(1, 45), st.integers(0, 3))
+def test_sampled_thresholds_identical_in_both_twins(X, max_bins, subsample_for_bin, seed):
+    t_ref = ref.bin_thresholds(X, max_bins, subsample_for_bin, seed)
+    t_fast = fast.bin_thresholds(X, max_bins, subsample_for_bin, seed)
+    for a, b in zip(t_ref, t_fast):
+        np.testing.assert_array_equal(a, b)
+    rows = ref.bin_sample(len(X), subsample_for_bin, seed)
+    expected = ref.bin_thresholds(X if rows is None else X[rows], max_bins)
+    for a, b in zip(t_ref, expected):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bin_sample_draws_distinct_sorted_rows_from_the_seed():
+    rows = ref.bin_sample(1000, 300, seed=7)
+    assert len(rows) == 300 and np.all(np.diff(rows) > 0) and rows[0] >= 0 and rows[-1] < 1000
+    np.testing.assert_array_equal(rows, ref.bin_sample(1000, 300, seed=7))
+    assert not np.array_equal(rows, ref.bin_sample(1000, 300, seed=8))
+    assert ref.bin_sample(300, 300, seed=7) is None and ref.bin_sample(10, None, seed=7) is None
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=["reference", "fast"])
+def test_at_most_subsample_for_bin_rows_are_all_read(twin):
+    """Data of at most ``subsample_for_bin`` rows: the thresholds of all rows, whatever the seed."""
+    X = np.random.default_rng(1).standard_normal((500, 3)).astype(np.float32)
+    every_row = twin.bin_thresholds(X, 255)
+    assert len(every_row[0]) == 254
+    for subsample_for_bin, seed in [(500, 0), (10_000, 3)]:
+        for a, b in zip(twin.bin_thresholds(X, 255, subsample_for_bin, seed), every_row):
+            np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(twin.bin_thresholds(X, 255, 499, 0)[0], every_row[0])
+
+
+@pytest.fixture(scope="module")
+def mq2008_hard():
+    """MQ2008 fold 1's training rows with a duplicated feature, a constant column, NaNs and ties."""
+    train = load_mq2008(fold=1)[0]
+    X = train.X.astype(np.float32)
+    X = np.c_[X, X[:, :1], np.full(len(X), 3.0, dtype=np.float32)]  # duplicated feature 0, constant column
+    X[::11, 2] = np.nan
+    X[:, 3] = np.round(X[:, 3], 1)  # ties
+    return X
+
+
+@pytest.mark.parametrize("subsample_for_bin", [None, 2000])
+def test_mq2008_thresholds_and_bins_identical_in_both_twins_on_any_thread_count(mq2008_hard, subsample_for_bin):
+    X = mq2008_hard
+    t_ref = ref.bin_thresholds(X, 255, subsample_for_bin, seed=4)
+    b_ref = ref.apply_bins(X, t_ref)
+    old = numba.get_num_threads()
+    try:
+        for n_threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+            numba.set_num_threads(n_threads)
+            t_fast = fast.bin_thresholds(X, 255, subsample_for_bin, seed=4)
+            for a, b in zip(t_ref, t_fast):
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(fast.apply_bins(X, t_fast), b_ref)
+    finally:
+        numba.set_num_threads(old)
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=["reference", "fast"])
+def test_bad_subsample_for_bin_is_a_parameter_error(twin):
+    X = np.ones((3, 2), dtype=np.float32)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ParameterError, match="subsample_for_bin"):
+            twin.bin_thresholds(X, 255, bad)
