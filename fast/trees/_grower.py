@@ -136,9 +136,11 @@ def grow(data, rules, out, work, packing):
     by_active = False  # whether the active rows are listed apart (then histograms sum them only)
     if packing is None:
         actives = orders  # (no second list: every node's is empty)
+        g_root, h_root, g_abs, h_max, h_min = root_sums(gradients, hessians, rows)
     else:
         actives = (packing.active0, packing.active1)
-        n_active = split_rows(packing.g_int, packing.h_int, rows, actives[0], order0)
+        n_active, g_root, h_root, g_abs, h_max, h_min = split_rows(packing.g_int, packing.h_int, rows, actives[0],
+                                                                   order0)
         by_active = n_active <= m * (1.0 - MIN_INACTIVE_SHARE)
         astop[0] = n_active if by_active else 0
     if not by_active:
@@ -156,14 +158,6 @@ def grow(data, rules, out, work, packing):
     best = (best_gain, best_feature, best_bin, best_side)
 
     root = np.int64(0)
-    g_root = h_root = g_abs = 0.0
-    h_max, h_min = -np.inf, np.inf
-    for i in range(m):  # gradients: float64, or quantized training's int8 / uint8 integers
-        g, h = np.float64(gradients[rows[i]]), np.float64(hessians[rows[i]])
-        g_root += g
-        h_root += h
-        g_abs += abs(g)
-        h_max, h_min = max(h_max, h), min(h_min, h)
     gradient_noise = gain_rtol * g_abs  # reference._split.gradient_noise: see rounding_gain
     proof = proof_of(h_max, h_min, h_root, m)  # (h_max, slack) of the hessian proof (``_counts``)
     stop[root] = m - astop[root]
@@ -357,19 +351,42 @@ def _n_summed(packing, k, summed):
 
 
 @njit(cache=True)
+def root_sums(gradients, hessians, rows):
+    """``(G, H, sum |g|, max h, min h)`` over ``rows``: the root's statistics."""
+    g_root = h_root = g_abs = 0.0
+    h_max, h_min = -np.inf, np.inf
+    for i in range(len(rows)):
+        g, h = gradients[rows[i]], hessians[rows[i]]
+        g_root += g
+        h_root += h
+        g_abs += abs(g)
+        h_max, h_min = max(h_max, h), min(h_min, h)
+    return g_root, h_root, g_abs, h_max, h_min
+
+
+@njit(cache=True)
 def split_rows(g_int, h_int, rows, active, inactive):
     """Write the rows of ``rows`` whose ``(g_int, h_int)`` is not ``(0, 0)`` to ``active``, the others
-    to ``inactive``, both in order; return how many are active. Branch-free: each row is written to
-    both, and one of the two counts advanced."""
+    to ``inactive``, both in order; return how many are active and :func:`root_sums` of the integers,
+    summed in int64 in the same pass (exact, as float64 sums of them are; without a float add's
+    latency in the chain). Branch-free: each row is written to both, and one of the two counts advanced."""
     n_active = n_inactive = 0
+    g_root = h_root = g_abs = 0
+    h_max, h_min = -1, 256  # float -1: no hessian proof, as -inf (no rows)
     for i in range(len(rows)):
         row = rows[i]
-        is_active = (g_int[row] != 0) | (h_int[row] != 0)
+        g, h = np.int64(g_int[row]), np.int64(h_int[row])
+        is_active = (g != 0) | (h != 0)
         active[n_active] = row
         inactive[n_inactive] = row
         n_active += is_active
         n_inactive += 1 - is_active
-    return n_active
+        g_root += g
+        h_root += h
+        g_abs += abs(g)
+        h_max, h_min = max(h_max, h), min(h_min, h)
+    return (n_active, np.float64(g_root), np.float64(h_root), np.float64(g_abs), np.float64(h_max),
+            np.float64(h_min))
 
 
 @njit(cache=True, inline='always')
