@@ -6,11 +6,14 @@ command again on the cache the cold run wrote. Each run is timed as a whole
 process: wall clock, and the CPU time (user + system) of the child from
 ``os.wait4``, which other load on a shared machine inflates far less than wall.
 
-``--profile`` adds one more cold run in-process with a listener on numba's
-``numba:compile`` events: per kernel (each compiled signature) its exclusive
+``--profile`` adds one more cold run in-process, with no compile helper (every
+kernel, the tree grower's too, compiles in that one process), with a listener on
+numba's ``numba:compile`` events: per kernel (each compiled signature) its exclusive
 compile time (thread CPU time and wall; a kernel's compile includes compiling
-the kernels it calls the first time, and those are subtracted), and per entry
-point (a kernel called from Python: inclusive time).
+the kernels it calls the first time, and those are subtracted), per entry
+point (a kernel called from Python: inclusive time), per group of the compile
+notice (``tree``, ``lambdarank``, ...: its entry points' CPU), and per stage of
+numba (typing, lowering, LLVM's passes, machine code: exclusive process CPU).
 
     python benchmarks/cold_start.py --runs 3 --profile --json benchmarks/cold_start.json
 """
@@ -89,6 +92,41 @@ class CompileProfile(Listener):
                           "inclusive_cpu_s": cpu, "inclusive_wall_s": wall})
 
 
+class StageClock:
+    """Exclusive process CPU time per stage of numba's compiler: each pass of its pipeline, LLVM's
+    function and module passes, machine code, the cache's load and save."""
+
+    def __init__(self):
+        self.seconds, self.stack = {}, []
+
+    def install(self) -> None:
+        from numba.core import caching, codegen, compiler_machinery
+
+        self._wrap(compiler_machinery.PassManager, "_runPass", lambda args: "numba: " + args[2].name())
+        self._wrap(codegen.CPUCodeLibrary, "_optimize_functions", "llvm: function passes")
+        self._wrap(codegen.CPUCodeLibrary, "_optimize_final_module", "llvm: module passes")
+        self._wrap(codegen.JITCodeLibrary, "_finalize_specific", "llvm: machine code")
+        self._wrap(codegen.CPUCodeLibrary, "add_ir_module", "llvm: parse IR")
+        self._wrap(caching.Cache, "save_overload", "cache: save")
+        self._wrap(caching.Cache, "load_overload", "cache: load")
+
+    def _wrap(self, owner, name, label) -> None:
+        original = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            self.stack.append([label(args) if callable(label) else label, time.process_time(), 0.0])
+            try:
+                return original(*args, **kwargs)
+            finally:
+                stage, start, inner = self.stack.pop()
+                spent = time.process_time() - start
+                self.seconds[stage] = self.seconds.get(stage, 0.0) + spent - inner
+                if self.stack:
+                    self.stack[-1][2] += spent
+
+        setattr(owner, name, timed)
+
+
 def _short(args) -> str:
     return ", ".join(str(a).replace("Array(", "(").replace(", aligned=True", "") for a in args)
 
@@ -98,27 +136,42 @@ def profile_child(out_path: str) -> None:
     import contextlib
     import io
 
-    listener = CompileProfile()
+    listener, stages = CompileProfile(), StageClock()
     register("numba:compile", listener)
+    stages.install()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     from twinrank.cli import main
     with contextlib.redirect_stdout(io.StringIO()):
         main(COMMAND[2:])
     total = {"cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - wall0}
-    Path(out_path).write_text(json.dumps({"rows": listener.rows, "process": total}))
+    Path(out_path).write_text(json.dumps({"rows": listener.rows, "process": total, "stages": stages.seconds}))
 
 
 def profile(threads: int | None) -> dict:
-    """Per-kernel and per-entry-point compile times of one cold demo."""
+    """Per-kernel, per-entry-point, per-group and per-stage compile times of one cold demo, every
+    kernel compiled in the one process (no compile helper)."""
+    from twinrank.fast.runtime._compile_notice import GROUPS
+
     with tempfile.TemporaryDirectory(prefix="twinrank-cold-") as cache:
         out = Path(cache) / "profile.json"
-        timed_run([str(Path(__file__).resolve()), "--child-profile", str(out)], cache, threads)
+        os.environ["TWINRANK_COMPILE_HELPER"] = "0"
+        try:
+            timed_run([str(Path(__file__).resolve()), "--child-profile", str(out)], cache, threads)
+        finally:
+            del os.environ["TWINRANK_COMPILE_HELPER"]
         data = json.loads(out.read_text())
     rows = data["rows"]
     kernels = sorted(rows, key=lambda r: -r["cpu_s"])
     entry = sorted((r for r in rows if r["depth"] == 0), key=lambda r: -r["inclusive_cpu_s"])
+    groups: dict[str, float] = {}
+    for r in entry:
+        group = GROUPS.get(r["kernel"].split(".")[0], "kernels")
+        groups[group] = groups.get(group, 0.0) + r["inclusive_cpu_s"]
     return {"process": data["process"], "n_compiled": len(rows),
             "compile_cpu_s": sum(r["cpu_s"] for r in rows),
+            "groups_cpu_s": {g: round(t, 2) for g, t in sorted(groups.items(), key=lambda kv: -kv[1])},
+            "stages_cpu_s": {k: round(t, 2) for k, t in sorted(data["stages"].items(), key=lambda kv: -kv[1])
+                             if t >= 0.01},
             "kernels": [_rounded(r) for r in kernels],
             "entry_points": [{"kernel": r["kernel"], "signature": r["signature"],
                               "cpu_s": round(r["inclusive_cpu_s"], 2),
@@ -166,6 +219,8 @@ def main(argv=None) -> None:
         p = out["profile"]
         print(f"\n{p['n_compiled']} kernel signatures compiled, {p['compile_cpu_s']:.1f} s cpu in all "
               f"(process {p['process']['cpu_s']:.1f} s cpu, {p['process']['wall_s']:.1f} s wall)")
+        print("per group (its entry points): " + ", ".join(f"{g} {t:.1f} s" for g, t in p["groups_cpu_s"].items()))
+        print("per stage of numba: " + ", ".join(f"{g} {t:.1f} s" for g, t in list(p["stages_cpu_s"].items())[:12]))
         print("\nper kernel (exclusive):\n" + table(p["kernels"], args.top))
         print("\nper entry point (inclusive):\n" + table(p["entry_points"], args.top))
     out["load_average_after"] = os.getloadavg()

@@ -7,7 +7,10 @@ knows exactly when a first run pays. The first compilation of a process opens
 one line; each group of kernels (``tree``, ``lambdarank``, ``metrics``, ...) is
 added when it is compiled, with its time::
 
-    twinrank: compiling numba kernels, first run only (cache: ~/.cache/twinrank/numba/kernels-2abca9715594a348): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, tree 27.9 s, predict 5.0 s
+    twinrank: compiling numba kernels, first run only (a cold `twinrank demo`, measured: 31 s of CPU, 2 processes; cache: ~/.cache/twinrank/numba/kernels-2abca9715594a348): binning 0.8 s, metrics 2.1 s, lambdarank 7.6 s, predict 3.0 s, tree (second process) 16.4 s
+
+The figure in parentheses is :data:`MEASURED`: what ``benchmarks/cold_start.py`` measured last
+(``benchmarks/cold_start.json``; a test keeps the two equal).
 
 A line ends when the fit, prediction or ``metrics.evaluate`` that compiled ends
 (:func:`session`), when
@@ -32,6 +35,8 @@ from numba.core.event import Listener, register
 
 from twinrank.fast.runtime import _numba_cache
 
+# the best cold run of benchmarks/cold_start.json (its cold_min): CPU of both processes, and wall on 2 cores
+MEASURED = "a cold `twinrank demo`, measured: 31 s of CPU, 2 processes"
 FAST_TWIN = __package__.rsplit(".", 1)[0]  # twinrank.fast: the kernels of every folder of it
 GROUPS = {"binning": "binning", "_grower": "tree", "_histogram": "tree", "_partition": "tree",
           "_split": "tree", "_lambdarank": "lambdarank", "objectives": "objectives",
@@ -98,7 +103,8 @@ class CompileNotice(Listener):
             self._write("twinrank: compiling numba kernels, every run: no folder to cache them in can be "
                         f"written ({_numba_cache.UNCACHED}):")
         else:
-            self._write(f"twinrank: compiling numba kernels, first run only (cache: {_numba_cache.FOLDER}):")
+            self._write(f"twinrank: compiling numba kernels, first run only ({MEASURED}; "
+                        f"cache: {_numba_cache.FOLDER}):")
         self.said = self.open = True
         self.written = 0
 

@@ -6,6 +6,7 @@ Each test runs a fresh Python process on the smallest kernel there is
 (``objectives.squared_error``, well under a second to compile), with its own
 empty numba cache. No timing is asserted (``benchmarks/cold_start.py`` times).
 """
+import json
 import os
 import shutil
 import stat
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from twinrank.fast.runtime import _numba_cache
+from twinrank.fast.runtime import _compile_notice, _numba_cache
 
 SMALLEST = "from twinrank.fast.losses import objectives; objectives.squared_error([1.0, 2.0], [0.5, 0.5])"
 NOTICE = "twinrank: compiling numba kernels, first run only"
@@ -34,6 +35,13 @@ def test_a_cold_run_says_it_compiles_once_and_a_warm_run_says_nothing(tmp_path):
     assert "objectives" in cold.stderr and str(tmp_path) in cold.stderr  # the group, where it caches
     warm = run(SMALLEST, NUMBA_CACHE_DIR=str(tmp_path))
     assert "compiling" not in warm.stderr, warm.stderr
+
+
+def test_the_notice_states_what_the_cold_start_benchmark_measured():
+    """The first line's figure is benchmarks/cold_start.json's best cold run (rerun it, then update
+    ``MEASURED``): no figure nobody measured."""
+    measured = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "cold_start.json").read_text())
+    assert f"{measured['cold_min']['cpu_s']:.0f} s of CPU" in _compile_notice.MEASURED
 
 
 def test_the_notice_can_be_silenced(tmp_path):
