@@ -1,4 +1,6 @@
-"""The results page of ``speed.py``: machine, setup, the side-by-side table, notes, breakdown, scaling."""
+"""The results page of ``speed.py``: machine, setup, the side-by-side table, notes, breakdown, scaling, and
+the sections of ``predict_latency.py`` (``SCORING``) and ``ten_million.py`` (``TEN_MILLION``): their own
+runs, kept when the page is regenerated."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +10,8 @@ import scaling
 from _frameworks import DEFAULTS, PARAMETER_MAP
 
 SCORING = Path(__file__).resolve().parent / "predict_latency.md"  # written by predict_latency.py --markdown
+TEN_MILLION = Path(__file__).resolve().parent / "ten_million.md"  # ten_million.py --markdown
+
 COLUMNS = (  # (result key, header, format)
     ("warmup_s", "warm-up (s)", "{:.1f}"),
     ("bin_s", "binning (s)", "{:.2f}"),
@@ -62,6 +66,8 @@ def markdown(out: dict) -> str:
                   "Cost of one `twinrank.fast.losses.objectives.lambdarank` call (NDCG, no cutoff) on about 240,000 "
                   "rows, against the documents per query, with all pairs and with truncation 20:", "",
                   scaling.report([], out["lambda_cost"], [])]
+    if TEN_MILLION.exists():
+        lines += ["", "## 10M rows", "", TEN_MILLION.read_text().strip()]
     return "\n".join(lines) + "\n"
 
 
