@@ -52,7 +52,8 @@ from twinrank.fast.runtime._compile_lock import HOLDER, LOCK
 from twinrank.fast.runtime._compile_notice import NOTICE
 from twinrank.fast.runtime._kernel_cache import cached_signatures, caching
 from twinrank.fast.trees._grower import grow
-from twinrank.fast.trees.predict import WALK_ROWS, predict_ensemble, predict_tree_binned
+from twinrank.fast.trees._layout import missing_mask, sparse_layout
+from twinrank.fast.trees.predict import WALK_ROWS, add_leaf_values, predict_ensemble, predict_tree_binned
 from twinrank.fast.trees.tree import grow_tree
 from twinrank.reference.constants import LEAF
 from twinrank.reference.io.model import Ensemble, Tree
@@ -151,8 +152,10 @@ def compile_grower() -> None:
 
 def compile_scorers() -> None:
     """Score a stump as a fit scores each new tree (bins) and as ``predict`` does (float32
-    features): the kernels a fit and its first prediction compile after the grower, compiled by
-    this process while the helper compiles the grower."""
+    features), add its leaf values to scores as a round does, and lay out bins as a fit's first
+    tree does (the sparse features' entries, the features with missing values): the kernels a fit
+    and its first prediction compile after the grower, compiled by this process while the helper
+    compiles the grower."""
     stump = Tree(feature=[0, LEAF, LEAF], threshold=[0.5, 0.0, 0.0], bin_threshold=[0, LEAF, LEAF],
                  left=[1, LEAF, LEAF], right=[2, LEAF, LEAF], missing=[1, LEAF, LEAF],
                  value=[0.0, -1.0, 1.0], gain=[1.0, 0.0, 0.0], count=[2, 1, 1],
@@ -161,6 +164,11 @@ def compile_scorers() -> None:
     binned = np.asfortranarray(np.array([[0, 0], [1, 1]], dtype=np.uint8))  # as apply_bins returns
     binned.flags.writeable = False
     predict_tree_binned(stump, binned)
+    add_leaf_values(np.zeros(2), stump.value, np.zeros(2, dtype=np.int32), 1.0)
+    sparse = np.asfortranarray(np.array([[0, 1], [0, 2], [0, 1], [1, 3]], dtype=np.uint8))  # feature 0 sparse
+    sparse.flags.writeable = False
+    sparse_layout(sparse)
+    missing_mask(sparse)
     predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=2),  # QuickScorer: WALK_ROWS rows
                      np.array([[0.0, 0.0], [1.0, 1.0]] * (WALK_ROWS // 2 + 1), dtype=np.float32))
 
