@@ -1,5 +1,6 @@
 """LLVM intrinsics numba does not offer: one vector add for a histogram slot (:func:`add_row`), a
-software prefetch (:func:`prefetch`) and QuickScorer's exit-leaf values of eight rows (:func:`add_exit_values`).
+software prefetch (:func:`prefetch`), QuickScorer's exit-leaf values of eight rows (:func:`add_exit_values`)
+and an atomic counter for threads that share out work items (:func:`claim`).
 
 ``add_row``: ``dst[at:at + 2] += (gh[j], gh[j + 1])``, float64 lanes.
 
@@ -62,6 +63,23 @@ def prefetch(typingctx, array, at):
             builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch.p0i8")
         builder.call(function, [address, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def claim(typingctx, counter):
+    """``counter[0]`` before adding 1 to it, in one atomic step (LLVM ``atomicrmw add``, sequentially
+    consistent): kernels running at once on several threads, each claiming items from the same
+    counter, get distinct items, in increasing order, and together every item; no lock, no GIL.
+    ``counter`` a 1-D int64 array."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+    signature = types.int64(counter)
+
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        return builder.atomic_rmw("add", data, ir.Constant(ir.IntType(64), 1), "seq_cst")
 
     return signature, codegen
 

@@ -102,7 +102,9 @@ def over_chunks(kernel, n_items: int, *args, parallel: bool = True) -> None:
     ``numba.get_num_threads() - 1`` pool threads (``kernel`` must be ``nogil``).
 
     ``CHUNKS_PER_THREAD`` chunks a thread even out uneven work (queries of unequal
-    size). Chunks write disjoint outputs, so the result never depends on the threads.
+    size). Chunks write disjoint outputs, so the result never depends on the threads. The
+    call returns once every chunk is done, without waiting for a pool thread that other jobs
+    kept from starting (its chunks were taken by the others).
     """
     if n_items <= 1 or not parallel:
         kernel(0, n_items, *args)
@@ -125,8 +127,9 @@ def over_chunks(kernel, n_items: int, *args, parallel: bool = True) -> None:
 
     helpers = [_pool().submit(work) for _ in range(n_threads - 1)]
     work()
-    for helper in helpers:
-        helper.result()
+    for helper in helpers:  # every chunk is taken: a helper not started yet (a busy machine) never runs
+        if not helper.cancel():
+            helper.result()
 
 
 @functools.cache

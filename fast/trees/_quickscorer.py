@@ -56,10 +56,11 @@ float64, with the same routes.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from twinrank.fast.runtime._kernel_cache import njit
-from twinrank.fast.runtime._simd import EXIT_LANES, add_exit_values, prefetch
+from twinrank.fast.runtime._simd import EXIT_LANES, add_exit_values, claim, prefetch
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import LEAF, MISSING_BIN
 from twinrank.reference.io.model import Ensemble
@@ -70,7 +71,6 @@ MAX_LEAVES = 64  # bits of the widest mask
 ROW_BLOCK = 256  # rows scored together (64 and 128 were slower, 512 no faster: docs/benchmarks.md)
 LANES = 16  # a block of fewer rows is scored over its rows rounded up to a multiple of this
 NAN_LEFT, NAN_RIGHT, OTHER = 0, 1, 2  # the node groups of a tree (the module docstring)
-BLOCKS_PER_TASK = 1  # blocks per parallel task (a thread takes several tasks, one set of buffers)
 
 
 def fits(ensemble: Ensemble) -> bool:
@@ -118,15 +118,19 @@ def pack(ensemble: Ensemble, dtype) -> tuple:
 
 
 def score(X, packed, weights, scores) -> None:
-    """``scores[i] += sum_t weights[t] * f_t(X[i])`` in tree order, for ``pack(ensemble, X.dtype)``.
+    """``scores[i] += sum_t weights[t] * f_t(X[i])`` in tree order, for ``pack(ensemble, dtype)``:
+    ``dtype`` is ``X``'s, or float32 for float64 rows (each value then rounded to float32 as the
+    block transpose reads it).
 
-    Tasks of ``BLOCKS_PER_TASK`` blocks of rows, one contiguous range of tasks per thread
-    (``_threads.over_chunks``); a call of at most ``BLOCKS_PER_TASK`` blocks runs on the calling
-    thread alone."""
+    One kernel call per thread (``_threads.over_chunks`` over the threads, at most one per
+    block); each claims the next block of rows from a shared counter (``_simd.claim``) until none
+    is left, so a thread that starts late, or is slowed by other jobs, scores fewer blocks, and no
+    block waits for the GIL. A call of one block runs on the calling thread alone."""
     ones = packed[3].dtype.type(np.iinfo(packed[3].dtype).max)  # a mask keeping every leaf
     missing = X.dtype.type(MISSING_BIN if X.dtype == np.uint8 else np.nan)  # NaN never equals NaN
     n_blocks = (X.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
-    over_chunks(_score_tasks, (n_blocks + BLOCKS_PER_TASK - 1) // BLOCKS_PER_TASK, X, *packed, ones,
+    next_block = np.zeros(1, dtype=np.int64)  # the counter the threads claim blocks from
+    over_chunks(_score_claimed, min(numba.get_num_threads(), n_blocks), next_block, X, *packed, ones,
                 missing, weights, scores)
 
 
@@ -217,22 +221,26 @@ def _tree_masks(left, right, missing):
 
 
 @njit(cache=True, nogil=True)
-def _score_tasks(first_task, last_task, X, bounds, feature, threshold, gt, nan, leaf_values, used, ones,
-                 missing, weights, scores):
+def _score_claimed(first_thread, last_thread, next_block, X, bounds, feature, threshold, gt, nan, leaf_values,
+                   used, ones, missing, weights, scores):
     # IN X (n_rows, d) float or uint8 bins; nodes by tree; missing: the bin of missing values
-    # (NaN for floats); OUT scores (n_rows,) += tree sums, in tree order, rows of these tasks
+    # (NaN for floats); next_block (1,) the shared counter; OUT scores (n_rows,) += tree sums, in
+    # tree order, for the blocks this call claims (any thread range: one set of buffers, claim until done)
     n_rows, n_features = X.shape
     n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
     width = min(ROW_BLOCK, (n_rows + LANES - 1) // LANES * LANES)  # a small call: buffers as small
-    columns = np.zeros((n_features, width), dtype=X.dtype)  # a block, transposed
+    columns = np.zeros((n_features, width), dtype=threshold.dtype)  # a block, transposed (float64 rows
+    # scored as float32, predict_ensemble's as_float32: each value rounded to nearest as it is copied)
     word = np.empty(width, dtype=gt.dtype)  # (row,) one tree's bitvectors
     totals = np.zeros(width)  # (row,) the block's scores
-    for block in range(first_task * BLOCKS_PER_TASK, min(n_blocks, last_task * BLOCKS_PER_TASK)):
+    block = claim(next_block)
+    while block < n_blocks:
         first = block * ROW_BLOCK
         size = min(n_rows, first + ROW_BLOCK) - first
         _transpose(X, first, size, used, columns)
         _score_block(size, bounds, feature, threshold, gt, nan, leaf_values, ones, missing, weights,
                      columns, word, totals, scores[first:first + size])
+        block = claim(next_block)
 
 
 @njit(cache=True)

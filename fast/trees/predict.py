@@ -76,7 +76,7 @@ def _add_leaf_values(first, last, scores, value, leaf_of_row, weight):
             scores[i] += weight * value[leaf_of_row[i]]
 
 
-def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
+def predict_ensemble(ensemble: Ensemble, X, *, as_float32: bool = False) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.trees.predict.predict_ensemble`.
 
     Fewer than ``WALK_ROWS`` rows walk the trees on the calling thread (a few rows pay
@@ -84,19 +84,27 @@ def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
     tree has at most ``_quickscorer.MAX_LEAVES`` leaves, blocks of rows in parallel,
     else tree by tree over a block. Either layout is packed once per model and kept
     with it (:func:`kept_layout`). The missing-value strategy is the reference's (NumPy
-    preprocessing; its imputers' trees score bit for bit as here).
+    preprocessing; its imputers' trees score bit for bit as here). ``as_float32`` with
+    C-ordered float64 rows that QuickScorer scores: each value is rounded to float32 as
+    QuickScorer's block transpose reads it (the same rounding as a float32 copy, without
+    the copy's pass over the rows); otherwise the rows are rounded first.
     """
     X = _floats(np.asarray(X))
     _check_n_features(X, ensemble.n_features)
+    quickscorer = len(X) >= WALK_ROWS and ensemble.n_trees and kept_layout(ensemble, "fits", _quickscorer.fits)
+    if as_float32 and X.dtype != np.float32 and not (
+            quickscorer and ensemble.missing is None and X.dtype == np.float64 and X.flags.c_contiguous):
+        X = X.astype(np.float32)
     X = missing_applied(ensemble, X)
     scores = np.full(len(X), float(ensemble.base_score))  # (n_rows,)
     if ensemble.init_model is not None:
-        scores = predict_ensemble(ensemble.init_model, X) + ensemble.base_score
+        scores = predict_ensemble(ensemble.init_model, X, as_float32=as_float32) + ensemble.base_score
     if not ensemble.n_trees or not len(X):
         return scores
     weights = np.ascontiguousarray(ensemble.tree_weights, dtype=np.float64)
-    if len(X) >= WALK_ROWS and kept_layout(ensemble, "fits", _quickscorer.fits):
-        layout = kept_layout(ensemble, X.dtype, lambda e: _quickscorer.pack(e, X.dtype))
+    if quickscorer:
+        dtype = np.dtype(np.float32) if as_float32 else X.dtype  # the thresholds' (and transposed rows') type
+        layout = kept_layout(ensemble, dtype, lambda e: _quickscorer.pack(e, dtype))
         _quickscorer.score(X, layout, weights, scores)
     else:
         layout = kept_layout(ensemble, "walk", _packed)

@@ -198,7 +198,8 @@ class RankerEstimator(ScikitLearnProtocol):
         raise NotImplementedError
 
     def predict(self, X, n_trees: int | None = None, exits=None):
-        """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset).
+        """Scores of the rows of ``X`` (an array of shape (n_rows, n_features) or a Dataset), its
+        values rounded to float32 as in training (float64 rows as they are read: no float32 copy).
 
         ``n_trees``: score with the first ``n_trees`` trees only (None: every tree the
         model kept; early stopping already keeps only the best iteration's trees, and
@@ -213,6 +214,9 @@ class RankerEstimator(ScikitLearnProtocol):
         model = truncated(self._fitted_model(), n_trees)
         check_feature_names(X, getattr(self, "feature_names_in_", None), "X")
         offsets = X.query_offsets if isinstance(X, Dataset) else None
+        if exits is None and isinstance(X, np.ndarray) and X.dtype == np.float64:
+            with self.engine.threads(self.n_threads):  # rounded to float32 as they are read, not in a copy
+                return self.engine.predict_ensemble(model, X, as_float32=True)
         X = X.X if isinstance(X, Dataset) else dense_features(X)
         with self.engine.threads(self.n_threads):
             if exits is None:

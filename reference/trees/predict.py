@@ -54,14 +54,18 @@ def add_leaf_values(scores: np.ndarray, value: np.ndarray, leaf_of_row: np.ndarr
     scores += weight * value[leaf_of_row] if weight != 1.0 else value[leaf_of_row]
 
 
-def predict_ensemble(ensemble: Ensemble, X) -> np.ndarray:
+def predict_ensemble(ensemble: Ensemble, X, *, as_float32: bool = False) -> np.ndarray:
     r"""The score $F(x)$ (float64) of every row of ``X`` (n_rows, ensemble.n_features).
 
     A model with a fitted missing-value strategy (``ensemble.missing``) fills the NaN
     of ``X`` first (:meth:`model.MissingValues.transform`, its imputers scored by this function); its prior model then
     scores the filled rows, as it did in training.
+
+    ``as_float32``: score the values of ``X`` rounded to float32 (to nearest), the precision the
+    estimators train on; their ``predict`` passes float64 rows this way, and the fast twin rounds
+    them as it reads them instead of in a copy.
     """
-    X = np.asarray(X)
+    X = np.asarray(X, dtype=np.float32) if as_float32 else np.asarray(X)
     _check_n_features(X, ensemble.n_features)
     X = missing_applied(ensemble, X)
     scores = np.full(len(X), float(ensemble.base_score))  # (n_rows,)

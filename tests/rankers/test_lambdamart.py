@@ -142,3 +142,17 @@ def test_a_prior_model_must_be_a_sum_of_trees():
             ref_lm.LambdaMART(n_trees=2, init_model=given).fit(train)
     with pytest.raises(ParameterError, match="init_model must be a model file"):
         ref_lm.LambdaMART(n_trees=2, init_model=[1, 2]).fit(train)
+
+
+@pytest.mark.parametrize("missing", ["learn", "median"])
+def test_float64_rows_score_as_their_float32_copy(missing):
+    """``predict`` rounds float64 rows to float32 (the fast twin as QuickScorer reads them; with a
+    missing-value strategy, in a copy first): the scores of the float32 copy, bit for bit; near
+    thresholds too."""
+    train = ranking_data(seed=4, n_queries=30, max_docs=30, missing=0.1)
+    rng = np.random.default_rng(4)
+    X = train.X.astype(np.float64) * (1 + rng.choice([-1, 1], train.X.shape) * 2.0**-25)  # half a float32 step
+    for module in (ref_lm, fast_lm):
+        est = module.LambdaMART(**SMALL, missing=missing).fit(train)
+        for rows in (X, X[:3], np.asfortranarray(X)):  # QuickScorer, the walk, a copy first
+            np.testing.assert_array_equal(est.predict(rows), est.predict(rows.astype(np.float32)))

@@ -67,6 +67,36 @@ def test_quickscorer_scores_every_tree_shape_like_the_reference(seed, max_leaves
     np.testing.assert_array_equal(fast.predict_ensemble(model, X), ref.predict_ensemble(model, X))
 
 
+def float64_rows_around_float32(rng, grid, n_rows):
+    """float64 rows whose rounding to float32 decides a route: each float32 next to a threshold,
+    the midpoints between it and its float32 neighbours (ties round to even) and the float64
+    values just beside those midpoints; NaN and infinities."""
+    near = grid.astype(np.float32)
+    below, above = (np.nextafter(near, np.float32(d)) for d in (-np.inf, np.inf))
+    midpoints = np.r_[(near.astype(np.float64) + below) / 2, (near.astype(np.float64) + above) / 2]
+    midpoints = midpoints[np.isfinite(midpoints)]
+    pool = np.r_[near, midpoints, np.nextafter(midpoints, -np.inf), np.nextafter(midpoints, np.inf),
+                 np.nan, np.inf, -np.inf, 1e300]
+    return rng.choice(pool, (n_rows, N_FEATURES))
+
+
+@given(seed=st.integers(0, 2**32 - 1), max_leaves=st.sampled_from([5, 32, 33, 65]),
+       n_rows=st.sampled_from([1, fast.WALK_ROWS, 300]))
+def test_float64_rows_scored_as_float32_equal_a_float32_copy(seed, max_leaves, n_rows):
+    """``as_float32``: QuickScorer rounds float64 values as it reads them, the walk and the reference
+    round the rows first; every route is the float32 copy's, bit for bit."""
+    rng = np.random.default_rng(seed)
+    grid, _ = grid_and_rows(rng, 1, np.float64)
+    X = float64_rows_around_float32(rng, grid, n_rows)
+    trees = [random_tree(rng, max_leaves, grid) for _ in range(5)]
+    model = Ensemble(trees=trees, tree_weights=rng.uniform(0.1, 1.0, 5), base_score=0.25, n_features=N_FEATURES)
+    with np.errstate(over="ignore"):  # 1e300 rounds to inf
+        expected = ref.predict_ensemble(model, X.astype(np.float32))
+        np.testing.assert_array_equal(ref.predict_ensemble(model, X, as_float32=True), expected)
+        np.testing.assert_array_equal(fast.predict_ensemble(model, X, as_float32=True), expected)
+        np.testing.assert_array_equal(fast.predict_ensemble(model, np.asfortranarray(X), as_float32=True), expected)
+
+
 @given(seed=st.integers(0, 2**32 - 1), max_leaves=st.sampled_from([2, 5, 32, 33, 64, 65]))
 def test_binned_scores_of_one_tree_equal_the_reference(seed, max_leaves):
     """``predict_tree_binned`` (QuickScorer on bins for trees of <= 64 leaves) against the reference."""
