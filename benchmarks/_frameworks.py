@@ -82,11 +82,12 @@ class Twinrank:
         from twinrank.fast.trees import binning
 
         self.s, self.binning, self.threads, self.LambdaMART = settings, binning, threads, LambdaMART
+        self.sample = LambdaMART().subsample_for_bin  # the default sample of fit's thresholds
 
     def bin(self, data):
-        """``bin_thresholds`` + ``apply_bins``, what ``fit`` does first (and does again inside)."""
+        """``bin_thresholds`` (of fit's sample) + ``apply_bins``, what ``fit`` does first (and does again inside)."""
         with self.threads(self.s.threads):
-            thresholds = self.binning.bin_thresholds(data.X, self.s.bins)
+            thresholds = self.binning.bin_thresholds(data.X, self.s.bins, self.sample, self.s.seed)
             return self.binning.apply_bins(data.X, thresholds)
 
     def train(self, data, binned, n_trees, on_round=None):

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinrank.reference.trees.binning import bin_sample
 
-def bin_thresholds(X, max_bins: int = 255, min_data_in_bin: int = 3) -> list[np.ndarray]:
-    """Per-feature ascending thresholds by LightGBM's rules (NaN ignored)."""
+
+def bin_thresholds(X, max_bins: int = 255, subsample_for_bin: int | None = None, seed: int = 0, *,
+                   min_data_in_bin: int = 3) -> list[np.ndarray]:
+    """Per-feature ascending thresholds by LightGBM's rules (NaN ignored), from the rows of
+    twinrank's ``bin_sample`` (the engine's signature)."""
     X = np.asarray(X)
+    rows = bin_sample(len(X), subsample_for_bin, seed)
+    X = X if rows is None else X[rows]
     return [_column(X[:, j], max_bins, min_data_in_bin) for j in range(X.shape[1])]
 
 

@@ -141,7 +141,8 @@ def _notes(out) -> str:
         + ", ".join(f"{name} mean {res['ms_per_tree']:.0f} ms" for name, res in r.items() if "ms_per_tree" in res)
         + "); "
         "no framework evaluates a metric while training (twinrank's `eval_train` is off, its default).",
-        "Binning: twinrank `bin_thresholds` + `apply_bins` on all rows; LightGBM `Dataset.construct()` "
+        "Binning: twinrank `bin_thresholds` (from a 200,000-row sample, `subsample_for_bin`, as in `fit`) "
+        "+ `apply_bins` of every row; LightGBM `Dataset.construct()` "
         "(edges from a 200,000-row sample); XGBoost `QuantileDMatrix`. twinrank's `fit` bins again inside "
         "its first round.",
     ]

@@ -35,7 +35,7 @@ class ForestParams:
         Fraction of the queries each tree sees, drawn without replacement per tree
         (Ibrahim 2021's sub-sample size); with ``bootstrap`` the bootstrap is drawn
         from the rows of those queries.
-    max_bins, metric, convention, seed : as in :class:`BoostParams` (every metric of ``metric``
+    max_bins, subsample_for_bin, metric, convention, seed : as in :class:`BoostParams` (every metric of ``metric``
         is recorded; a forest has no early stopping).
     cost_batch_size : int
         Trees grown on the same feature costs: with ``free_after_use``, the costs of
@@ -48,6 +48,7 @@ class ForestParams:
     bootstrap: bool = True
     query_subsample: float = 1.0
     max_bins: int = 255
+    subsample_for_bin: int | None = 200_000
     metric: str = "ndcg@10"
     convention: str = "lightgbm"
     seed: int = 0
@@ -62,6 +63,8 @@ class ForestParams:
             raise ParameterError(f"bootstrap must be True or False, got {self.bootstrap!r}")
         check_fraction("query_subsample", self.query_subsample)
         check_int("max_bins", self.max_bins, low=2, high=255)
+        if self.subsample_for_bin is not None:
+            check_int("subsample_for_bin", self.subsample_for_bin, low=1)
         check_int("seed", self.seed, low=0)
         check_int("cost_batch_size", self.cost_batch_size, low=1)
 

@@ -149,6 +149,10 @@ class BoostParams:
         ``subsample`` with ``subsample_by="queries"``); give it or ``subsample``, not both.
     max_bins : int
         Bins per feature (at most 255; one more bin holds missing values).
+    subsample_for_bin : int or None
+        The most training rows the bin thresholds are read from: with more rows, a sample of this
+        many drawn from ``seed`` (:func:`~twinrank.reference.trees.binning.bin_sample`; LightGBM's
+        ``subsample_for_bin``, also 200,000); None: every row. Every row is binned either way.
     metric : str or list of str
         Metric recorded on every eval set after every tree, e.g. ``"ndcg@10"`` (also on the
         training set with ``eval_train``); several as a list, ``["ndcg@5", "map"]``, or
@@ -211,6 +215,7 @@ class BoostParams:
     subsample_by: str = "queries"
     query_subsample: float = 1.0
     max_bins: int = 255
+    subsample_for_bin: int | None = 200_000
     metric: str = "ndcg@10"
     convention: str = "lightgbm"
     early_stopping_rounds: int | None = None
@@ -237,6 +242,8 @@ class BoostParams:
         if self.query_subsample < 1.0 and self.subsample < 1.0:
             raise ParameterError("give subsample or query_subsample, not both")
         check_int("max_bins", self.max_bins, low=2, high=255)
+        if self.subsample_for_bin is not None:
+            check_int("subsample_for_bin", self.subsample_for_bin, low=1)
         if self.early_stopping_rounds is not None:
             check_int("early_stopping_rounds", self.early_stopping_rounds, low=1)
         if self.overfit_tolerance is not None:

@@ -29,26 +29,45 @@ def bin_thresholds(X, max_bins: int = 255, subsample_for_bin: int | None = None,
     """Numba-parallel twin of `twinrank.reference.trees.binning.bin_thresholds`.
 
     One column per task on ``numba.get_num_threads()`` threads: NumPy's sort (SIMD,
-    and it releases the GIL), then a compiled pass over the sorted values. Columns
-    (of the sampled rows, ``bin_sample``) are copied ``_FEATURE_GROUP`` at a time into
-    contiguous memory first.
+    and it releases the GIL), then a compiled pass over the sorted values. The columns
+    of the rows read (all, or ``bin_sample``'s) are first copied ``_FEATURE_GROUP`` at a time
+    into contiguous memory by a compiled gather over blocks of rows (NumPy's
+    ``asfortranarray(X[rows, j0:j1])`` took 5x longer).
     """
     check_int("max_bins", max_bins, low=2, high=255)
-    X = _checked_matrix(X)
-    rows = bin_sample(X.shape[0], subsample_for_bin, seed)
+    X = _kernel_input(_checked_matrix(X))
+    sample = bin_sample(X.shape[0], subsample_for_bin, seed)
+    rows = np.arange(X.shape[0]) if sample is None else sample  # (n_read,)
     thresholds = []
     with ThreadPoolExecutor(max_workers=numba.get_num_threads()) as pool:
         for j0 in range(0, X.shape[1], _FEATURE_GROUP):
-            columns = slice(j0, j0 + _FEATURE_GROUP)
-            group = np.asfortranarray(X[:, columns] if rows is None else X[rows, columns])  # (rows, <= 16)
-            thresholds += pool.map(lambda j, column: _thresholds_of(column, max_bins, j),
+            group = np.empty((len(rows), min(_FEATURE_GROUP, X.shape[1] - j0)), dtype=X.dtype, order="F")
+            over_chunks(_gather_columns, (len(rows) + _ROW_BLOCK - 1) // _ROW_BLOCK, X, rows, j0, group)
+            thresholds += pool.map(lambda j, column: _thresholds_of(column, max_bins, j, sample),
                                    range(j0, j0 + group.shape[1]), group.T)
     return thresholds
 
 
-def _thresholds_of(column: np.ndarray, max_bins: int, j: int) -> np.ndarray:
+def _kernel_input(X: np.ndarray) -> np.ndarray:
+    """``X`` itself if float32 or float64; else in float64 (float16, long double), the reference's values."""
+    return X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
+
+
+@njit(cache=True, nogil=True)
+def _gather_columns(first_block, last_block, X, rows, j0, group):
+    # IN X (n_rows, n_features), rows (n_read,) ascending; OUT group (n_read, g) = X[rows, j0:j0 + g],
+    # the rows of blocks first_block .. last_block - 1
+    n_read, g = group.shape
+    for block in range(first_block, last_block):
+        stop = min(n_read, (block + 1) * _ROW_BLOCK)
+        for j in range(g):
+            for i in range(block * _ROW_BLOCK, stop):
+                group[i, j] = X[rows[i], j0 + j]
+
+
+def _thresholds_of(column: np.ndarray, max_bins: int, j: int, rows) -> np.ndarray:
     present = np.sort(column[~np.isnan(column)])  # (n_present,)
-    refuse_infinite(present, column, j)
+    refuse_infinite(present, column, j, rows)
     out = np.empty(max_bins - 1)
     return out[:_column_thresholds(present, max_bins, out)].copy()
 
@@ -106,10 +125,8 @@ def apply_bins(X, thresholds: list) -> np.ndarray:
     pipeline instead of waiting on each other's loads. float32 features are compared with float32
     thresholds, each rounded down (:func:`_threshold_table`), without a float64 copy of ``X``.
     """
-    X = _checked_matrix(X)
+    X = _kernel_input(_checked_matrix(X))
     _check_width(X, thresholds)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)  # float16 or long double: the comparisons of the reference's float64
     first_steps = np.array([1 << (len(t).bit_length() - 1) if len(t) else 0 for t in thresholds],
                            dtype=np.uint32)  # (n_features,) largest power of two <= len(t)
     binned = np.empty(X.shape, dtype=np.uint8, order="F")  # (n_rows, n_features)

@@ -53,7 +53,7 @@ def run_forest(engine: Engine, train, params, *, valid=None, algorithm="random_f
                model_params=None, callback=None, costs=None) -> Ensemble:
     """The loop of :func:`grow_forest`, on the kernels of ``engine``."""
     rng = make_rng(params.seed)
-    thresholds = engine.bin_thresholds(train.X, params.max_bins)
+    thresholds = engine.bin_thresholds(train.X, params.max_bins, params.subsample_for_bin, params.seed)
     binned = engine.apply_bins(train.X, thresholds)
     gradients, hessians = -train.y, np.ones(train.n_rows)  # leaf value -G/H = mean label
     if train.weight is not None:  # the weighted mean label, -sum w g / sum w h (the rows' weights)

@@ -162,7 +162,7 @@ class _Run:
             raise ParameterError("the training rows are weighted (Dataset.weight) but the loss is not: make it "
                                  "with weight=train.weight (a callable objective weighs its own gradients)")
         self.rng = make_rng(params.seed)
-        self.thresholds = engine.bin_thresholds(train.X, params.max_bins)
+        self.thresholds = engine.bin_thresholds(train.X, params.max_bins, params.subsample_for_bin, params.seed)
         self.binned = engine.apply_bins(train.X, self.thresholds)
         self.scores = initial_scores(engine, train, init_model, init_scores, base_score)  # (n_rows,) F_0
         self.held = [Held(engine, name, data, self.thresholds,

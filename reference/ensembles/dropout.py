@@ -141,7 +141,7 @@ def run_dart(engine: Engine, train: Dataset, loss: Loss, params: BoostParams, da
     loop; the model keeps the ensemble of that iteration.
     """
     rng = make_rng(params.seed)
-    thresholds = engine.bin_thresholds(train.X, params.max_bins)
+    thresholds = engine.bin_thresholds(train.X, params.max_bins, params.subsample_for_bin, params.seed)
     sides = [_Side(engine, train, thresholds, init_model, init_scores)]
     sides += [_Side(engine, data, thresholds, init_model, None, name) for name, data in named_sets(valid)]
     fit, held = sides[0], (sides[1] if len(sides) > 1 else None)

@@ -115,6 +115,7 @@ class BLMART(LambdaMART):
                  feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,

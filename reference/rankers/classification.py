@@ -318,6 +318,8 @@ class McRank(CumulativeRanker):
         (stochastic gradient boosting, Friedman 2002).
     feature_fraction : fraction of features drawn at each node.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    subsample_for_bin : the most training rows the bin thresholds are read from (more rows: a sample
+        drawn from ``seed``; None: every row). LightGBM's ``subsample_for_bin``, also 200,000.
     weighting : $F$ of the expected relevance: ``"linear"``, ``"square"``,
         ``"exp2"`` or an array with one weight per distinct training label in increasing
         order (see :func:`relevance_weights`).
@@ -364,6 +366,7 @@ class McRank(CumulativeRanker):
                  feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  subsample=BoostParams.subsample, feature_fraction=TreeParams.feature_fraction,
                  max_bins=BoostParams.max_bins, weighting=McRankParams.weighting,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  fit_weights=McRankParams.fit_weights, eval_train=BoostParams.eval_train,
                  missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
                  verbose=FitParams.verbose):
@@ -491,6 +494,8 @@ class CumulativeRegression(CumulativeRanker):
         the forest's, as in :class:`~twinrank.reference.rankers.forest.RandomForest` (for
         IGBRT(C), the forest it boosts from).
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    subsample_for_bin : the most training rows the bin thresholds are read from (more rows: a sample
+        drawn from ``seed``; None: every row). LightGBM's ``subsample_for_bin``, also 200,000.
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.rankers.missing`),
         fitted once before any regressor and stored in every regressor of the model.
     seed : regressor ``j`` is seeded ``classifier_seed(seed, j)``, as McRank's classifiers.
@@ -518,6 +523,7 @@ class CumulativeRegression(CumulativeRanker):
                  min_hessian_in_leaf=TreeParams.min_hessian_in_leaf, lambda_l2=TreeParams.lambda_l2,
                  min_gain_to_split=TreeParams.min_gain_to_split, subsample=BoostParams.subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  rf_n_trees=ForestParams.n_trees, rf_max_leaves=1024, rf_max_depth=TreeParams.max_depth,
                  rf_min_samples_leaf=5, rf_feature_fraction=0.1, rf_bootstrap=ForestParams.bootstrap,
                  rf_query_subsample=ForestParams.query_subsample, missing=FitParams.missing,
@@ -532,7 +538,8 @@ class CumulativeRegression(CumulativeRanker):
         strategy is this estimator's, fitted once before any regressor sees the rows.
         """
         values = self.get_params()
-        shared = dict(max_bins=values["max_bins"], missing=missing_split(self.missing), seed=seed,
+        shared = dict(max_bins=values["max_bins"], subsample_for_bin=values["subsample_for_bin"],
+                      missing=missing_split(self.missing), seed=seed,
                       n_threads=self.n_threads)
         forest = {name: value for name, value in values.items() if name.startswith("rf_")}
         if self.base == "random_forest":

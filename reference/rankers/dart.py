@@ -40,8 +40,8 @@ class DART(LambdaMART):
         in the history when given validation data.
     snapshot_sizes : ensemble sizes whose model is kept in the model file (``predict(X, n_trees=size)``).
     max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
-    split_gain, query_subsample, feature_fraction, max_bins, sigma, truncation, normalize, target, metric,
-    convention, init_model, missing, seed, n_threads, verbose :
+    split_gain, query_subsample, feature_fraction, max_bins, subsample_for_bin, sigma, truncation, normalize,
+    target, metric, convention, init_model, missing, seed, n_threads, verbose :
         as :class:`~twinrank.reference.rankers.lambdamart.LambdaMART`'s. Feature costs, optimal steps and
         early stopping are not offered: trees are rescaled and removed after they are grown.
     """
@@ -61,6 +61,7 @@ class DART(LambdaMART):
                  min_gain_to_split=TreeParams.min_gain_to_split, split_gain=TreeParams.split_gain,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,
@@ -119,6 +120,7 @@ class XDART(DART):
                  min_gain_to_split=TreeParams.min_gain_to_split, split_gain=TreeParams.split_gain,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,

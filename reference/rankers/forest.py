@@ -90,6 +90,8 @@ class RandomForest(BoostedRanker):
     bootstrap : grow each tree on a bootstrap sample of its rows.
     query_subsample : fraction of the queries each tree sees, without replacement.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    subsample_for_bin : the most training rows the bin thresholds are read from (more rows: a sample
+        drawn from ``seed``; None: every row). LightGBM's ``subsample_for_bin``, also 200,000.
     metric, convention : metric recorded after every tree (history, progress).
     missing : missing-value strategy, one of ``missing.STRATEGIES`` (:mod:`~twinrank.reference.rankers.missing`):
         ``"learn"`` (each split learns where NaN goes), ``"separate"`` (NaN rows get a child of
@@ -111,6 +113,7 @@ class RandomForest(BoostedRanker):
                  feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  cost_batch_size=ForestParams.cost_batch_size, bootstrap=ForestParams.bootstrap,
                  query_subsample=ForestParams.query_subsample, max_bins=ForestParams.max_bins,
+                 subsample_for_bin=ForestParams.subsample_for_bin,
                  metric=ForestParams.metric, convention=ForestParams.convention,
                  missing=FitParams.missing, seed=ForestParams.seed, n_threads=FitParams.n_threads,
                  verbose=FitParams.verbose):
@@ -153,7 +156,7 @@ class IGBRT(GBRT):
     feature_costs, free_after_use : shared by the forest and the boosting (as in
         :class:`~twinrank.reference.rankers.gbrt.GBRT`): with ``free_after_use`` the features the
         forest split on are free for the boosting.
-    max_bins, metric, convention : shared by the forest and the boosting.
+    max_bins, subsample_for_bin, metric, convention : shared by the forest and the boosting.
     eval_train : the boosting's, as in :class:`~twinrank.reference.rankers.gbrt.GBRT` (the forest
         always records its in-sample metric: its history is the mean of $t$ trees).
     early_stopping_rounds, overfit_tolerance, overfit_extra_trees : the boosting's
@@ -180,6 +183,7 @@ class IGBRT(GBRT):
                  feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  subsample=BoostParams.subsample, subsample_by="rows",
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  metric=BoostParams.metric, convention=BoostParams.convention,
                  eval_train=BoostParams.eval_train,
                  early_stopping_rounds=BoostParams.early_stopping_rounds,
@@ -200,8 +204,8 @@ class IGBRT(GBRT):
         fitted once by the IGBRT, before the forest sees the rows.
         """
         values = self.get_params()
-        shared = {name: values[name] for name in ("max_bins", "metric", "convention", "seed",
-                                                  "n_threads", "feature_costs", "free_after_use")}
+        shared = {name: values[name] for name in ("max_bins", "subsample_for_bin", "metric", "convention",
+                                                  "seed", "n_threads", "feature_costs", "free_after_use")}
         own = {name[3:]: value for name, value in values.items() if name.startswith("rf_")}
         # a fill strategy is the IGBRT's, fitted once; the forest splits as the IGBRT does
         return estimator_on(self.engine, RandomForest)(**own, **shared, missing=missing_split(self.missing))

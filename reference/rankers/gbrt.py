@@ -69,6 +69,8 @@ class GBRT(BoostedRanker):
     average_runs : number $b$ of independently seeded runs averaged into the model
         (averaged k-stochastic GBRT); run ``i`` uses seed ``seed + i``.
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    subsample_for_bin : the most training rows the bin thresholds are read from (more rows: a sample
+        drawn from ``seed``; None: every row). LightGBM's ``subsample_for_bin``, also 200,000.
     metric, convention : validation metric and its convention (history, early stopping).
     eval_train : record ``metric`` on the training set after every tree (``history_`` key
         ``"train:<metric>"``, also in the callback record); it costs one metric evaluation
@@ -109,6 +111,7 @@ class GBRT(BoostedRanker):
                  subsample=BoostParams.subsample, subsample_by="rows",
                  feature_fraction=TreeParams.feature_fraction,
                  average_runs=AveragingParams.average_runs, max_bins=BoostParams.max_bins,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  metric=BoostParams.metric, convention=BoostParams.convention,
                  eval_train=BoostParams.eval_train,
                  quantized_gradients=BoostParams.quantized_gradients,

@@ -64,6 +64,8 @@ class LambdaMART(BoostedRanker):
     query_subsample : fraction of queries drawn without replacement for each tree.
     feature_fraction : fraction of features drawn at each node (k random features).
     max_bins : histogram bins per feature (at most 255, plus the missing bin).
+    subsample_for_bin : the most training rows the bin thresholds are read from (more rows: a sample
+        drawn from ``seed``; None: every row). LightGBM's ``subsample_for_bin``, also 200,000.
     sigma : the RankNet sigmoid's steepness $\sigma$.
     truncation : only pairs with a document in the current top ``truncation`` count
         (LightGBM's ``lambdarank_truncation_level``); None for all pairs.
@@ -119,6 +121,7 @@ class LambdaMART(BoostedRanker):
                  feature_costs=CostParams.feature_costs, free_after_use=CostParams.free_after_use,
                  query_subsample=BoostParams.query_subsample,
                  feature_fraction=TreeParams.feature_fraction, max_bins=BoostParams.max_bins,
+                 subsample_for_bin=BoostParams.subsample_for_bin,
                  sigma=LambdaRankParams.sigma, truncation=LambdaRankParams.truncation,
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,

@@ -80,7 +80,7 @@ def bin_thresholds(X, max_bins: int = 255, subsample_for_bin: int | None = None,
     rows = bin_sample(X.shape[0], subsample_for_bin, seed)
     if rows is not None:
         X = X[rows]  # (subsample_for_bin, n_features)
-    return [_column_thresholds(X[:, j], max_bins, j) for j in range(X.shape[1])]
+    return [_column_thresholds(X[:, j], max_bins, j, rows) for j in range(X.shape[1])]
 
 
 def bin_sample(n_rows: int, subsample_for_bin: int | None, seed: int) -> np.ndarray | None:
@@ -101,9 +101,9 @@ def bin_sample(n_rows: int, subsample_for_bin: int | None, seed: int) -> np.ndar
     return np.sort(rng.choice(n_rows, size=subsample_for_bin, replace=False))
 
 
-def _column_thresholds(column: np.ndarray, max_bins: int, j: int) -> np.ndarray:
+def _column_thresholds(column: np.ndarray, max_bins: int, j: int, rows) -> np.ndarray:
     present = np.sort(column[~np.isnan(column)].astype(np.float64))  # (n,) the s_i
-    refuse_infinite(present, column, j)
+    refuse_infinite(present, column, j, rows)
     distinct = np.unique(present)  # (m + 1,) the u_i
     if len(distinct) <= max_bins:
         return np.unique(_midpoint(distinct[:-1], distinct[1:]))
@@ -112,11 +112,13 @@ def _column_thresholds(column: np.ndarray, max_bins: int, j: int) -> np.ndarray:
     return np.unique(_midpoint(present[lo], present[hi]))
 
 
-def refuse_infinite(present: np.ndarray, column: np.ndarray, j: int) -> None:
+def refuse_infinite(present: np.ndarray, column: np.ndarray, j: int, rows=None) -> None:
     """ParameterError if column ``j`` holds an infinite value: one sorts first or last in ``present``
-    (the column's sorted non-NaN values), so the two ends decide without another pass over ``X``."""
+    (the column's sorted non-NaN values), so the two ends decide without another pass over ``X``.
+    ``column`` holds the rows ``rows`` of ``X`` (None: all), which the message names."""
     if len(present) and (np.isinf(present[0]) or np.isinf(present[-1])):
-        raise ParameterError(f"X[{np.flatnonzero(np.isinf(column))[0]}, {j}] is infinite; "
+        row = np.flatnonzero(np.isinf(column))[0]
+        raise ParameterError(f"X[{row if rows is None else rows[row]}, {j}] is infinite; "
                              "use NaN for a missing value")
 
 

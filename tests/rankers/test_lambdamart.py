@@ -26,6 +26,7 @@ def same_structure(a: Ensemble, b: Ensemble):
     {"query_subsample": 0.6, "feature_fraction": 0.5, "seed": 3},
     {"target": "map"},
     {"target": "err@5", "truncation": 4},
+    {"subsample_for_bin": 150, "seed": 2},
 ])
 def test_both_twins_grow_the_same_trees(options):
     # Random data; exact split ties on real data (features that cut a node into the same rows)
@@ -48,12 +49,26 @@ def test_cross_feeding_each_twin_scores_the_others_model():
 
 def test_same_seed_same_model_on_any_thread_count():
     train = ranking_data(seed=4)
-    options = dict(SMALL, query_subsample=0.5, feature_fraction=0.5, seed=7)
+    options = dict(SMALL, query_subsample=0.5, feature_fraction=0.5, seed=7, subsample_for_bin=200)
     one = fast_lm.LambdaMART(**options, n_threads=1).fit(train).model_
     two = fast_lm.LambdaMART(**options, n_threads=2).fit(train).model_
     assert all(s.equals(t) for s, t in zip(one.trees, two.trees)) and one.n_trees == two.n_trees
     other_seed = fast_lm.LambdaMART(**dict(options, seed=8)).fit(train).model_
     assert not all(s.equals(t) for s, t in zip(one.trees, other_seed.trees))
+
+
+def test_bin_thresholds_from_a_sample_only_above_subsample_for_bin_rows():
+    """At most ``subsample_for_bin`` rows: the model of all rows; fewer: thresholds of a sample
+    (other bins, so other trees); the parameter is recorded in the model file."""
+    train = ranking_data(seed=5)
+    every_row = fast_lm.LambdaMART(**SMALL, subsample_for_bin=None).fit(train).model_
+    at_most = fast_lm.LambdaMART(**SMALL, subsample_for_bin=train.n_rows).fit(train).model_
+    sampled = fast_lm.LambdaMART(**SMALL, subsample_for_bin=train.n_rows // 4).fit(train).model_
+    assert all(s.equals(t) for s, t in zip(every_row.trees, at_most.trees))
+    assert not all(s.equals(t) for s, t in zip(every_row.trees, sampled.trees))
+    assert sampled.params["subsample_for_bin"] == train.n_rows // 4
+    with pytest.raises(ParameterError, match="subsample_for_bin"):
+        fast_lm.LambdaMART(subsample_for_bin=0).fit(train)
 
 
 def test_lambdasmart_continues_a_prior_model():

@@ -221,3 +221,22 @@ def test_bad_subsample_for_bin_is_a_parameter_error(twin):
     for bad in (0, 2.5, True):
         with pytest.raises(ParameterError, match="subsample_for_bin"):
             twin.bin_thresholds(X, 255, bad)
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=["reference", "fast"])
+def test_an_infinite_value_in_the_sample_is_named_by_its_row_in_X(twin):
+    X = np.zeros((50, 2))
+    rows = ref.bin_sample(50, 10, seed=1)
+    X[rows[3], 1] = -np.inf
+    with pytest.raises(ParameterError, match=rf"X\[{rows[3]}, 1\] is infinite"):
+        twin.bin_thresholds(X, 255, 10, 1)
+
+
+def test_float16_and_integer_features_binned_as_their_float64_values():
+    rng = np.random.default_rng(2)
+    for X in (rng.standard_normal((400, 3)).astype(np.float16), rng.integers(-5, 500, (400, 3))):
+        t_ref = ref.bin_thresholds(X, 64, 300, 0)
+        t_fast = fast.bin_thresholds(X, 64, 300, 0)
+        for a, b in zip(t_ref, t_fast):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(fast.apply_bins(X, t_ref), ref.apply_bins(X, t_ref))
