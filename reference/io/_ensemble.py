@@ -35,6 +35,7 @@ from twinrank.reference.io._tree_structure import check_tree
 ENSEMBLE_FIELDS = ("format", "version", "checksum", "algorithm", "n_features", "base_score", "params", "history",
                    "best_iteration", "init_model", "tree_weights", "trees", "missing", "snapshots", "retired_trees")
 SNAPSHOT_FIELDS = ("size", "members", "tree_weights")
+FOREST_ALGORITHM = "random_forest"  # a model scoring the mean of its trees
 DROPOUT_ALGORITHMS = ("dart", "x-dart")  # models whose trees are rescaled after they are grown
 
 # (name, dtype) of the per-node arrays of a Tree, in file order.
@@ -263,16 +264,25 @@ class Ensemble(ModelFile):
     def truncated(self, n_trees: int) -> "Ensemble":
         """The same model keeping only its first ``n_trees`` trees.
 
-        A DART or X-DART model is not a sum whose prefixes mean anything (:attr:`sizes_only`): there
-        ``n_trees`` must be 0, the model's own size, or a snapshot's size, and the result
-        is that snapshot; without snapshots any other size is refused, naming ``snapshot_sizes``.
+        A random forest's first $k$ trees are the forest of $k$ trees, each weighted $1/k$ (the mean,
+        as LightGBM's ``rf`` scores its first iterations). A DART or X-DART model is not a sum whose
+        prefixes mean anything (:attr:`sizes_only`): there ``n_trees`` must be 0, the model's own size,
+        or a snapshot's size, and the result is that snapshot; without snapshots any other size is
+        refused, naming ``snapshot_sizes``. The mean of several boosting runs (``average_runs``) has
+        no model of fewer trees either: its first trees are its first run's.
         """
         if self.sizes_only and not self.snapshots and n_trees not in (0, self.n_trees):
             raise ParameterError(
                 f"n_trees={n_trees}: the first {n_trees} trees of this {self.algorithm} model are its final, "
                 "rescaled trees, not the model it had at that size (Lucchese et al. 2017, Table 1); train "
                 f"with snapshot_sizes=({n_trees},) (twinrank train --snapshot-sizes {n_trees}) to keep that model")
+        if self.params.get("average_runs", 1) > 1 and n_trees not in (0, self.n_trees):
+            raise ParameterError(
+                f"n_trees={n_trees}: this model is the mean of {self.params['average_runs']} boosting runs, its "
+                f"trees those of one run after another; no count of them is the average model of that size")
         trees, weights = self.trees[:n_trees], self.tree_weights[:n_trees]
+        if self.algorithm == FOREST_ALGORITHM and 0 < n_trees < self.n_trees:
+            weights = np.full(n_trees, 1.0 / n_trees)  # a forest's first k trees score as their mean
         if self.snapshots and n_trees not in (0, self.n_trees):
             snapshot = {s.size: s for s in self.snapshots}.get(n_trees)
             if snapshot is None:

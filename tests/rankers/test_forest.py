@@ -199,3 +199,21 @@ def test_cli_trains_a_random_forest_and_an_igbrt(tmp_path, engine):
     igbrt = Ensemble.load(tmp_path / "igbrt.json")
     assert igbrt.algorithm == "igbrt" and igbrt.init_model.n_trees == 3
     assert igbrt.params["rf_max_leaves"] == 16
+
+
+@pytest.mark.parametrize("forest", [ref_forest, fast_forest])
+def test_the_first_k_trees_of_a_forest_score_as_the_forest_of_k_trees(forest, tmp_path):
+    """A forest is the mean of its trees, so its first k trees are the mean of those k (not k/n of it),
+    in predict(n_trees=k), the model's truncated(k) and `twinrank predict --trees k` alike."""
+    train, test = ranking_data(seed=2, n_queries=20), ranking_data(seed=3, n_queries=10)
+    est = forest.RandomForest(**FOREST).fit(train)
+    k = 3
+    trees = est.model_.trees[:k]
+    mean_of_k = np.mean([predict_tree(t, test.X) for t in trees], axis=0)
+    np.testing.assert_allclose(est.predict(test, n_trees=k), mean_of_k, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(est.model_.truncated(k).tree_weights, np.full(k, 1 / k))
+    est.save(tmp_path / "rf.json")
+    write_letor(test, tmp_path / "test.txt")
+    assert main(["predict", "--model", str(tmp_path / "rf.json"), "--data", str(tmp_path / "test.txt"),
+                 "--trees", str(k), "--output", str(tmp_path / "scores.txt")]) == 0
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "scores.txt"), est.predict(test, n_trees=k), rtol=1e-12)

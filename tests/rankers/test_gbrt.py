@@ -172,3 +172,17 @@ def test_cli_trains_gbrt_with_the_stochastic_flags(tmp_path, engine, capsys):
     assert main(["train", "--algorithm", "gbrt", "--train", str(tmp_path / "train.txt"),
                  "--model", str(model), "--sigma", "2", "--engine", engine]) == 2
     assert "does not take --sigma" in capsys.readouterr().err
+
+
+def test_averaged_runs_have_no_model_of_fewer_trees(tmp_path):
+    """The mean of b runs keeps their trees one run after another: its first k trees are part of the
+    first run, not the average model of k trees, so predict(n_trees=k) and --trees k are refused."""
+    train = ranking_data(seed=8)
+    est = fast_gbrt.GBRT(**SMALL, average_runs=2).fit(train)
+    with pytest.raises(ParameterError, match="mean of 2 boosting runs"):
+        est.predict(train, n_trees=2)
+    np.testing.assert_array_equal(est.predict(train, n_trees=est.model_.n_trees), est.predict(train))
+    est.save(tmp_path / "avg.json")
+    write_letor(train, tmp_path / "train.txt")
+    assert main(["predict", "--model", str(tmp_path / "avg.json"), "--data", str(tmp_path / "train.txt"),
+                 "--trees", "2", "--output", str(tmp_path / "scores.txt")]) != 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 
 from twinrank.cli._common import (
     STDOUT,
@@ -132,14 +131,7 @@ def first_trees(model, trees: str | None):
     if hasattr(model, "classifiers"):  # McRank: the same count of every classifier
         model.classifiers = [first_trees(c, trees) for c in model.classifiers]
         return model
-    k = _tree_count(model, trees)
-    kept = model.truncated(k)
-    if model.sizes_only:  # DART: the snapshot at that size (or the whole model), its own weights
-        return kept
-    weights = model.tree_weights
-    if len(weights) > 1 and np.all(weights == weights[0]) and weights[0] != 1.0:  # an average: of k trees now
-        kept.tree_weights = np.full(k, 1.0 / k)
-    return kept
+    return model.truncated(_tree_count(model, trees))
 
 
 def _why_no_best(model) -> str:
