@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-
 from twinrank.cli._common import (
     STDOUT,
     add_accept_edited_option,
