@@ -154,29 +154,33 @@ def timed_parts(settings: Settings, train, clock) -> dict:
 
 
 def run_parts(args) -> dict:
-    """``--parts``: :func:`timed_parts` for each of ``--bits``, then LightGBM quantized and exact, one process."""
+    """``--parts``: :func:`timed_parts` for each of ``--bits``, then LightGBM quantized and exact, one
+    process; ``--repeat`` rounds of them in rotation, each run's fastest fit kept (its parts with it)."""
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     settings = Settings(trees=args.trees, threads=args.threads, seed=args.seed, quantized=True)
     out = {"machine": machine(), "settings": dataclasses.asdict(settings), "command": " ".join(sys.argv),
-           "clock": args.clock, "load_average_before": os.getloadavg()}
+           "clock": args.clock, "repeat": args.repeat, "load_average_before": os.getloadavg()}
     train, _ = train_test(queries_for_rows(args.rows), args.test_queries, seed=args.seed)  # main mode's rows
     out["data"] = {"train_rows": train.n_rows, "train_queries": train.n_queries, "features": train.n_features}
-    runs = {}
     for framework in (Twinrank(settings), LightGBM(settings)):  # compilation, library set-up
         warm_up(framework)
-    for bits in args.bits:  # the fit sets numba's thread count from the settings
-        runs[f"twinrank quantized {bits} bits"] = timed_parts(dataclasses.replace(settings, gradient_bits=bits),
-                                                               train, clock)
-        print(f"  {bits} bits: {_parts_line(runs[f'twinrank quantized {bits} bits'])}", flush=True)
-    for label, quantized in (("lightgbm quantized (4 bins)", True), ("lightgbm exact", False)):
-        lightgbm = LightGBM(dataclasses.replace(settings, quantized=quantized))
-        binned = lightgbm.bin(train)
-        stamps = [clock()]
-        lightgbm.train(train, binned, settings.trees, on_round=lambda: stamps.append(clock()))
-        runs[label] = {"round_ms": float(np.median(1e3 * np.diff(stamps)[1:]))}
-        print(f"  {label}: {runs[label]['round_ms']:.1f} ms/tree", flush=True)
-        del binned
-    out["parts"] = runs
+    peers = {label: LightGBM(dataclasses.replace(settings, quantized=quantized))
+             for label, quantized in (("lightgbm quantized (4 bins)", True), ("lightgbm exact", False))}
+    binned = {label: peer.bin(train) for label, peer in peers.items()}
+    runs = {}
+    for _ in range(args.repeat):
+        for bits in args.bits:  # the fit sets numba's thread count from the settings
+            label = f"twinrank quantized {bits} bits"
+            result = timed_parts(dataclasses.replace(settings, gradient_bits=bits), train, clock)
+            print(f"  {bits} bits: {_parts_line(result)}", flush=True)
+            runs.setdefault(label, []).append(result)
+        for label, peer in peers.items():
+            stamps = [clock()]
+            peer.train(train, binned[label], settings.trees, on_round=lambda: stamps.append(clock()))
+            runs.setdefault(label, []).append({"round_ms": float(np.median(1e3 * np.diff(stamps)[1:]))})
+            print(f"  {label}: {runs[label][-1]['round_ms']:.1f} ms/tree", flush=True)
+    out["runs"] = runs
+    out["parts"] = {label: min(results, key=lambda r: r["round_ms"]) for label, results in runs.items()}
     out["load_average_after"] = os.getloadavg()
     return out
 
@@ -194,7 +198,7 @@ def render_parts(out: dict) -> str:
     parts = list(runs[labels[0]]["parts_ms"])
     lines = [f"{out['data']['train_rows']:,} training rows x {out['data']['features']} features, "
              f"{out['settings']['trees']} trees, {out['settings']['threads']} thread(s), clock: {out['clock']}; "
-             f"median of rounds 2..; load average before {_load(out['load_average_before'])}, after "
+             f"median of rounds 2.., the fastest of {out.get('repeat', 1)} fit(s) in rotation; load average before {_load(out['load_average_before'])}, after "
              f"{_load(out['load_average_after'])}", "",
              "| ms / tree | " + " | ".join(label.replace("twinrank quantized ", "") for label in labels) + " |",
              "|---|" + "---:|" * len(labels)]
