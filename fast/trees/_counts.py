@@ -61,18 +61,22 @@ def holds(hessian, n, h_max, slack):
 @njit(cache=True)
 def missing_rows(f, slots, has_missing, three_way, min_rows, counts, counted, node):
     """``(c_miss, counted)`` of feature ``f`` in a node, as its scan needs it: exact when counted
-    (or ``has_missing`` is False: 0); else, when its missing rows are proven present, a stand-in
-    that answers the scan's questions as the count would (``> 0``; three-way also
-    ``>= min_rows``, proven too). Otherwise the feature's rows are counted into ``counts``.
+    (or ``has_missing`` is False, or the node is known to have no missing row of ``f``: 0); else,
+    when its missing rows are proven present, a stand-in that answers the scan's questions as the
+    count would (``> 0``; three-way also ``>= min_rows``, proven too). Otherwise the feature's rows
+    are counted into ``counts``; none missing is recorded in the node's ``missing_free``.
 
     # IN  node: ``(bin_columns, n_rows, order, start, stop, h_max, slack, more, more_start,
-    #     more_stop)``: the bins column-major, the node's rows ``order[start:stop]`` and
-    #     ``more[more_start:more_stop]`` (quantized training's active rows, ``_grower``; else
-    #     empty), and the proof (:func:`proof_of`)
+    #     more_stop, missing_free)``: the bins column-major, the node's rows ``order[start:stop]``
+    #     and ``more[more_start:more_stop]`` (quantized training's active rows, ``_grower``; else
+    #     empty), the proof (:func:`proof_of`) and missing_free (d,) bool, IN/OUT: the features
+    #     found without a missing row in the node (so in its descendants: the grower copies it
+    #     to the children), or (0,) to record nothing
     """
     if counted:
         return counts[MISSING_BIN], True
-    if not has_missing:
+    missing_free = node[10]
+    if not has_missing or (len(missing_free) > 0 and missing_free[f]):
         return 0.0, False
     h_max, slack = node[5], node[6]
     h_miss = slots[MISSING_BIN, 1]
@@ -81,6 +85,8 @@ def missing_rows(f, slots, has_missing, three_way, min_rows, counts, counted, no
     if three_way and holds(h_miss, min_rows, h_max, slack):
         return float(max(1, min_rows)), False
     count_node(f, node, counts)
+    if len(missing_free) > 0 and counts[MISSING_BIN] == 0.0:
+        missing_free[f] = True
     return counts[MISSING_BIN], True
 
 
@@ -117,7 +123,7 @@ def enough_rows(f, slots, b, side, h, c, min_rows, counts, node):
 def count_node(f, node, counts):
     """``counts[b]`` = the rows of the node (``missing_rows``'s ``node``: both its segments) in bin
     ``b`` of feature ``f``. O(m)."""
-    bin_columns, n_rows, order, start, stop, _, _, more, more_start, more_stop = node
+    bin_columns, n_rows, order, start, stop, _, _, more, more_start, more_stop, _ = node
     count_rows(bin_columns, f * n_rows, order, start, stop, counts)
     for i in range(more_start, more_stop):
         counts[bin_columns[f * n_rows + more[i]]] += 1.0

@@ -148,6 +148,7 @@ def grow(data, rules, out, work, packing):
             order0[i] = rows[i]
     summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # a node's two segments
     depth = np.zeros(n_nodes_max, dtype=np.int64)
+    missing_free = np.zeros((n_nodes_max, n_features), dtype=np.bool_)  # features counted without a missing row
     g_sum = np.zeros(n_nodes_max)
     slot = np.full(n_nodes_max, -1, dtype=np.int64)  # histogram slot, -1 if none
     # a leaf's best splits (row 0: of the mode, row 1: two-way only): gain, feature, bin, side
@@ -169,7 +170,7 @@ def grow(data, rules, out, work, packing):
               *_summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
               skipping, _totals(root, g_sum, hessian_sum))
         _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules, gradient_noise, scans,
-                  best, counts, counted, _rows_of(root, bin_columns, n_rows, summed, proof))
+                  best, counts, counted, _rows_of(root, bin_columns, n_rows, summed, proof, missing_free))
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
@@ -219,6 +220,7 @@ def grow(data, rules, out, work, packing):
         _set_stats(kl, g_left, h_left, c_left, l2, g_sum, hessian_sum, count, value)
         for child in range(kl, kl + n_children):
             depth[child] = depth[k] + 1
+            missing_free[child] = missing_free[k]  # a child's rows are some of its parent's
         n_nodes += n_children
         n_leaves += n_children - 1
         parent_slot, slot[k] = slot[k], -1
@@ -230,7 +232,7 @@ def grow(data, rules, out, work, packing):
             if slot[child] >= 0:
                 _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules,
                           gradient_noise, scans, best, counts, counted,
-                          _rows_of(child, bin_columns, n_rows, summed, proof))
+                          _rows_of(child, bin_columns, n_rows, summed, proof, missing_free))
     if len(leaf_of_row) > 0:
         label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
         if by_active:
@@ -323,13 +325,14 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
 
 
 @njit(cache=True, inline='always')
-def _rows_of(k, bin_columns, n_rows, summed, proof):
+def _rows_of(k, bin_columns, n_rows, summed, proof, missing_free):
     """Node ``k``'s rows as the split search counts them (``_split.best_split``'s ``node``): the
-    bins, the node's two segments (its active rows' empty unless listed apart) and the hessian
-    proof ``(h_max, slack)``."""
+    bins, the node's two segments (its active rows' empty unless listed apart), the hessian
+    proof ``(h_max, slack)`` and the features known without a missing row in it
+    (``_counts.missing_rows``)."""
     orders, buf, start, stop, actives, abuf, astart, astop, _ = summed
     return (bin_columns, n_rows, orders[buf[k]], start[k], stop[k], proof[0], proof[1], actives[abuf[k]],
-            astart[k], astop[k])
+            astart[k], astop[k], missing_free[k])
 
 
 @njit(cache=True, inline='always')

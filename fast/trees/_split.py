@@ -167,7 +167,8 @@ def best_split(hist, node_sums, n_bins, allowed, penalty, rules, gradient_noise,
     # IN/OUT counts (d, >= 256) float64, counted (d,) bool: each feature's rows per bin, where known;
     #     features counted on demand are added
     # IN  has_missing (d,) bool: features missing in some row of the data; node: the node's rows,
-    #     ``(bin_columns, n_rows, order, start, stop, h_max, slack, more, more_start, more_stop)``
+    #     ``(bin_columns, n_rows, order, start, stop, h_max, slack, more, more_start, more_stop,
+    #     missing_free)``
     #     (``_counts.missing_rows``)
     """
     g, h, c = node_sums

@@ -194,7 +194,8 @@ def find_best_split(hist, totals, n_bins, allowed, penalty, params: TreeParams, 
     scans = (gains, bins, sides, np.empty(n_features, dtype=bool))
     g, h, c = (float(v) for v in totals)
     counts = np.ascontiguousarray(hist[:, :, COUNT])  # every feature counted: no row is read
-    no_rows = (np.empty(0, np.uint8), 0, np.empty(0, np.int32), 0, 0, -1.0, 0.0, np.empty(0, np.int32), 0, 0)
+    no_rows = (np.empty(0, np.uint8), 0, np.empty(0, np.int32), 0, 0, -1.0, 0.0, np.empty(0, np.int32), 0, 0,
+               np.empty(0, np.bool_))
     rules = SplitRules(min_rows=int(min_rows), min_hessian=float(params.min_hessian_in_leaf),
                        l2=float(params.lambda_l2),
                        three_way=params.missing_split == "separate" and not two_way,

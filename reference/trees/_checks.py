@@ -62,7 +62,7 @@ def _per_row(name: str, values, n_rows: int) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     if values.shape != (n_rows,):
         raise ParameterError(f"{name} has shape {values.shape}, expected ({n_rows},)")
-    if not np.all(np.isfinite(values)):
+    if not np.isfinite(values.sum()) and not np.all(np.isfinite(values)):  # (a finite sum: every value finite)
         raise ParameterError(f"{name}[{np.flatnonzero(~np.isfinite(values))[0]}] is not finite")
     return values
 
