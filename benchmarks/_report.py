@@ -50,9 +50,13 @@ def markdown(out: dict) -> str:
     lines += ["", "## Side by side", "", _main_table(out), "", _notes(out)]
     if SCORING.exists():
         lines += ["", "## Scoring: one call, and throughput", "",
-                  f"Written by `benchmarks/predict_latency.py` in a run of its own (`{SCORING.name}`), on its own "
-                  "models; the scoring columns of the table above come from this page's run "
-                  f"(commit {m.get('commit', 'unknown')}).", "", SCORING.read_text().strip()]
+                  f"Written by `benchmarks/predict_latency.py` in a run of its own (`{SCORING.name}`): the same "
+                  "settings' models loaded from files, one call of 1 and of 20 rows, and throughput; the scoring "
+                  "columns of the table above are this page's own run (commit "
+                  f"{m.get('commit', 'unknown')}: the test set, float32, right after training, median of 3 calls). "
+                  "`predict_latency.py --queries 8333 --big-queries 250 --test-queries 2000 --test-rows 233394 "
+                  "--no-latency` scores the same models' test set without training them again.", "",
+                  SCORING.read_text().strip()]
     if "breakdown" in out:
         lines += ["", "## Where fast LambdaMART spends its time", ""]
         lines += [f"Breakdown failed: {out['breakdown']['error']}"] if "error" in out["breakdown"] else \
