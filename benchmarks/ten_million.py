@@ -42,7 +42,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from _frameworks import FRAMEWORKS, Settings
+from _frameworks import FRAMEWORKS, LightGBM, Settings
 from _machine import machine
 from _measure import memory_mb, reset_peak, timed_training, warm_up
 from generate import (
@@ -61,6 +61,18 @@ HERE = Path(__file__).resolve().parent
 POLL_SECONDS = 0.02
 PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE"}  # every worker: twinrank.fast's own policy, for LightGBM too
 NEEDS_GB_PER_MILLION = 1.3  # mapped rows 0.54 + the larger framework's own ~0.7, with room
+
+
+class LightGBMColWise(LightGBM):
+    """LightGBM with ``force_col_wise=true``: its column groups only, without the row-wise bins its default
+    adds on this data ("row-wise multi-threading"): less memory, slower trees."""
+    name = "lightgbm_col_wise"
+
+    def params(self, data):
+        return {**super().params(data), "force_col_wise": True}
+
+
+WORKERS = {**FRAMEWORKS, LightGBMColWise.name: LightGBMColWise}
 
 
 def write_data(directory: Path, n_queries: int, seed: int = 0) -> dict:
@@ -105,7 +117,7 @@ def mapped(directory: Path, n_queries: int) -> Dataset:
 
 def worker(name: str, directory: Path, n_queries: int, settings: Settings) -> dict:
     """One framework's fit of ``n_queries`` queries, in this process: warm-up, data, bins, trees, memory."""
-    framework = FRAMEWORKS[name](settings)
+    framework = WORKERS[name](settings)
     result = {"framework": name, "warmup_s": warm_up(framework)}
     data = mapped(directory, n_queries)  # Dataset's checks read every value: the map is resident now
     result["rows"], result["queries"] = data.n_rows, data.n_queries
@@ -211,7 +223,8 @@ def main(argv=None):
     parser.add_argument("--trees", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--truncation", type=int, default=30)
-    parser.add_argument("--frameworks", default="twinrank,lightgbm")
+    parser.add_argument("--frameworks", default="twinrank,lightgbm",
+                        help=f"of {', '.join(WORKERS)}; ratios are twinrank / lightgbm")
     parser.add_argument("--repeat", type=int, default=1, help="best of this many runs per cell, in rotation")
     parser.add_argument("--data", default="/tmp/twinrank-ten-million", help="where the .npy files go")
     parser.add_argument("--keep-data", action="store_true", help="keep the data files for another run")
@@ -221,7 +234,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.from_json:
         out = json.loads(Path(args.from_json).read_text())
-        names = [name for name in FRAMEWORKS if any(name in row for row in out["runs"])]
+        names = [name for name in WORKERS if any(name in row for row in out["runs"])]
         Path(args.markdown).write_text(section(out, names) + "\n")
         return
     frameworks, directory = args.frameworks.split(","), Path(args.data)
