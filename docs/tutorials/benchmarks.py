@@ -32,7 +32,7 @@ for t in tools:
     rows = [r["rows"] / 1e6 for r in run["scaling_rows"]]
     scale.plot(rows, [r[t] for r in run["scaling_rows"]], marker="o", color=colors[t], label=t)
 scale.set_xlabel("training rows (millions)")
-scale.set_title("ms per tree as rows grow", fontsize="medium")
+scale.set_title(f"ms per tree as rows grow ({run.get('scaling_commit', run['machine']['commit'])})", fontsize="medium")
 scale.legend(fontsize="small", frameon=False)
 for ax in (train, score, scale):
     ax.spines[["top", "right"]].set_visible(False)
