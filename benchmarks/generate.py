@@ -99,21 +99,33 @@ def generate(n_queries: int, *, seed=0, docs_per_query: int | None = None) -> Da
     """
     if n_queries < 1:
         raise ValueError(f"n_queries must be >= 1, got {n_queries}")
+    rngs, sizes = query_blocks(n_queries, seed, docs_per_query)
+    offsets = np.r_[0, np.cumsum(np.concatenate(sizes))]  # (n_queries + 1,)
+    X = np.empty((offsets[-1], N_FEATURES), dtype=np.float32)  # (n_rows, 136)
+    y = fill_rows(X, rngs, sizes)
+    return Dataset(X, y, offsets, qids=np.arange(1, n_queries + 1).astype(str))
+
+
+def query_blocks(n_queries: int, seed, docs_per_query: int | None = None) -> tuple[list, list]:
+    """Each block's generator (the ``i``-th child of ``SeedSequence(seed)``) and its query sizes."""
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     rngs, sizes = [], []
     for i, first in enumerate(range(0, n_queries, QUERY_BLOCK)):
         rngs.append(np.random.default_rng(_child(root, i)))
         sizes.append(_query_sizes(rngs[-1], min(QUERY_BLOCK, n_queries - first), docs_per_query))
-    offsets = np.r_[0, np.cumsum(np.concatenate(sizes))]  # (n_queries + 1,)
-    X = np.empty((offsets[-1], N_FEATURES), dtype=np.float32)  # (n_rows, 136)
-    utility = np.empty(offsets[-1])  # (n_rows,)
+    return rngs, sizes
+
+
+def fill_rows(X: np.ndarray, rngs: list, sizes: list) -> np.ndarray:
+    """Write the blocks' rows into ``X`` (an array or a memory map of shape (n_rows, 136)), block by
+    block; return their grades (n_rows,) in 0..4."""
+    utility = np.empty(len(X))  # (n_rows,)
     lo = 0
     for rng, block_sizes in zip(rngs, sizes):
         hi = lo + int(block_sizes.sum())
         X[lo:hi], utility[lo:hi] = _block(rng, block_sizes)
         lo = hi
-    y = np.searchsorted(_grade_thresholds(), utility).astype(np.float64)  # (n_rows,) grades 0..4
-    return Dataset(X, y, offsets, qids=np.arange(1, n_queries + 1).astype(str))
+    return np.searchsorted(_grade_thresholds(), utility).astype(np.float64)
 
 
 def train_test(n_train_queries: int, n_test_queries: int, *, seed=0) -> tuple[Dataset, Dataset]:

@@ -45,15 +45,7 @@ import numpy as np
 from _frameworks import FRAMEWORKS, LightGBM, Settings
 from _machine import machine
 from _measure import memory_mb, reset_peak, timed_training, warm_up
-from generate import (
-    N_FEATURES,
-    QUERY_BLOCK,
-    _block,
-    _child,
-    _grade_thresholds,
-    _query_sizes,
-    queries_for_rows,
-)
+from generate import N_FEATURES, fill_rows, queries_for_rows, query_blocks
 
 from twinrank.reference.io.data import Dataset
 
@@ -85,23 +77,14 @@ def write_data(directory: Path, n_queries: int, seed: int = 0) -> dict:
         return {"generate_s": 0.0, "reused": True}
     meta_path.unlink(missing_ok=True)
     start = time.perf_counter()
-    root = np.random.SeedSequence(seed)
-    rngs, sizes = [], []
-    for i, first in enumerate(range(0, n_queries, QUERY_BLOCK)):  # generate()'s blocks and sizes
-        rngs.append(np.random.default_rng(_child(root, i)))
-        sizes.append(_query_sizes(rngs[-1], min(QUERY_BLOCK, n_queries - first), None))
+    rngs, sizes = query_blocks(n_queries, seed)  # generate()'s blocks and sizes
     offsets = np.r_[0, np.cumsum(np.concatenate(sizes))]  # (n_queries + 1,)
     X = np.lib.format.open_memmap(directory / "X.npy", mode="w+", dtype=np.float32,
                                   shape=(int(offsets[-1]), N_FEATURES))  # (n_rows, 136)
-    utility = np.empty(offsets[-1])  # (n_rows,)
-    lo = 0
-    for rng, block_sizes in zip(rngs, sizes):
-        hi = lo + int(block_sizes.sum())
-        X[lo:hi], utility[lo:hi] = _block(rng, block_sizes)
-        lo = hi
+    y = fill_rows(X, rngs, sizes)
     X.flush()
     del X
-    np.save(directory / "y.npy", np.searchsorted(_grade_thresholds(), utility).astype(np.float64))
+    np.save(directory / "y.npy", y)
     np.save(directory / "query_offsets.npy", offsets.astype(np.int64))
     meta_path.write_text(json.dumps({"queries": n_queries, "seed": seed}))
     return {"generate_s": time.perf_counter() - start, "reused": False}
