@@ -62,7 +62,11 @@ def markdown(out: dict) -> str:
         lines += [f"Breakdown failed: {out['breakdown']['error']}"] if "error" in out["breakdown"] else \
             [breakdown.report(out["breakdown"])]
     if "scaling_rows" in out:
-        lines += ["", "## Scaling", "", f"Median ms per tree ({out['settings']['threads']} threads, "
+        lines += ["", "## Scaling", ""]
+        if out.get("scaling_commit", m.get("commit")) != m.get("commit"):
+            lines += [f"Measured at commit {out['scaling_commit']}, before this page's run: `--scaling` was not "
+                      "rerun (it takes about as long again); the code may have changed since.", ""]
+        lines += [f"Median ms per tree ({out['settings']['threads']} threads, "
                   f"OMP_WAIT_POLICY {out.get('scaling_policy', 'library defaults')} for every framework, "
                   f"the first rows of the training set, {_scaling_trees(out)} trees, best of {out.get('scaling_repeat', 1)} "
                   "run(s) each):", "",

@@ -211,7 +211,11 @@ def main(argv=None):
         out = json.loads(Path(args.from_json).read_text())
     else:
         out = run(args)
-        out.update(scaling_trees=args.scaling_trees, score_trees=args.score_trees)
+        out["score_trees"] = args.score_trees
+        if args.scaling:
+            out.update(scaling_trees=args.scaling_trees, scaling_commit=out["machine"]["commit"])
+        elif args.json and Path(args.json).exists():
+            out.update(carried_scaling(json.loads(Path(args.json).read_text())))
     print(terminal(out))
     if args.json and not args.from_json:
         Path(args.json).write_text(json.dumps(out, indent=1))
@@ -222,6 +226,19 @@ def main(argv=None):
         readme = Path(args.readme)
         readme.write_text(with_readme_block(readme.read_text(), out))
         print(f"updated {args.readme}")
+
+
+SCALING_KEYS = ("scaling_trees", "scaling_policy", "scaling_repeat", "scaling_rows", "lambda_cost")
+
+
+def carried_scaling(previous: dict) -> dict:
+    """The scaling section of a previous ``--json`` file, for a run without ``--scaling``: its keys
+    and ``scaling_commit`` (the commit that measured them), so the page and the docs' figure keep it."""
+    if "scaling_rows" not in previous:
+        return {}
+    carried = {key: previous[key] for key in SCALING_KEYS if key in previous}
+    carried["scaling_commit"] = previous.get("scaling_commit", previous["machine"].get("commit", "unknown"))
+    return carried
 
 
 if __name__ == "__main__":
