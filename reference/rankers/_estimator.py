@@ -340,7 +340,8 @@ class BoostedRanker(RankerEstimator):
             weightless = unweighted_parts(boost)
             if weightless:
                 raise ParameterError(f"{type(self).__name__} with {weightless[0]} cannot weigh its rows: drop "
-                                     "sample_weight, or choose another setting")
+                                     "the weights (sample_weight; the CLI's --sample-weight), or choose "
+                                     "another setting")
         super().check_data(params, train, valid, None)
 
     def needs_validation(self, params) -> list[str]:

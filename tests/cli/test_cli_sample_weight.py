@@ -103,3 +103,12 @@ def test_lightgbms_sibling_weight_file_is_not_read_unless_named_and_the_command_
     assert train(tmp, str(tmp / "train.txt.weight"), "named.json") == 0
     assert "is not read" not in capsys.readouterr().err
     assert (tmp / "named.json").read_text() != (tmp / "plain.json").read_text()
+
+
+def test_a_setting_that_cannot_weigh_rows_names_the_flag(files, capsys):
+    tmp, data = files
+    weights = write_numbers(tmp / "w.weight", np.ones(data.n_rows))
+    assert train(tmp, weights, "m.json", "--split-gain", "least_squares") == 2
+    err = capsys.readouterr().err
+    assert "split_gain='least_squares'" in err and "--sample-weight" in err
+    assert not (tmp / "m.json").exists()
