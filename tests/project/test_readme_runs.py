@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```", re.S | re.M)
 INSTALL = re.compile(r'pip install -e (?:\.|"\.\[(\w+)\]")')
+HANG = 900  # seconds: a hung command, not a slow one (verify takes ~10 s quiet, >300 s was seen at load 16)
 DASK = re.compile(r" --(?:workers|scheduler) \S+")  # a Dask cluster: the command runs in process instead
 NOT_RUN = {  # a README command this test does not run: why
     "python -m pytest -q": "the test suite, this test among them",
@@ -67,7 +68,7 @@ def test_every_readme_block_runs_as_written_in_order(tmp_path):
     for language, text in readme_blocks():
         if language == "python":
             result = subprocess.run([sys.executable, "-c", text], cwd=tmp_path, env=env,
-                                    capture_output=True, text=True, timeout=300)
+                                    capture_output=True, text=True, timeout=HANG)
             assert result.returncode == 0, (text, result.stderr)
             printed.append(result.stdout.strip())
             continue
@@ -77,7 +78,7 @@ def test_every_readme_block_runs_as_written_in_order(tmp_path):
                 skipped.add(command)
                 continue
             result = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
-                                    capture_output=True, text=True, timeout=300)
+                                    capture_output=True, text=True, timeout=HANG)
             assert result.returncode == expected_status(comment), (command, result.stderr[-2000:])
             assert "Traceback" not in result.stderr, (command, result.stderr[-2000:])
             ran.append(command)
