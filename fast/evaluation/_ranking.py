@@ -74,7 +74,7 @@ def argsort_descending_from(values, order, scratch, hint, first, keys):
     a total order); after ``8 n`` swaps, or if ``hint`` is no such permutation, the
     rows are sorted afresh.
 
-    # IN values (n,); hint (n,) int64 global row ids; OUT order (n,); BUF scratch (n,) int64,
+    # IN values (n,); hint (n,) int32 or int64 global row ids; OUT order (n,); BUF scratch (n,) int64,
     #    keys (n,) float64
     """
     n = len(values)

@@ -62,7 +62,7 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, options, o
     #     options ``(metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)``, as
     #     :func:`query_lambdas` takes them; cutoff, truncation: ints, >= the largest query size for "none"
     # OUT g, h (n_rows,) float64; only rows of ``queries`` are written (zeroed first)
-    # IN/OUT ranking (n_rows,) int64 or (0,): each query's rows in ranked order, the sort's
+    # IN/OUT ranking (n_rows,) int32 (int64 from 2**31 rows) or (0,): each query's rows in ranked order, the sort's
     #     starting point (``argsort_descending_from``) and its result
     # IN  on_grid: rank and pair the scores rounded to the tie grid (``objectives.on_grid``,
     #     exactly: ``rint(s * TIE_GRID) / TIE_GRID``), read per query into a buffer

@@ -134,7 +134,8 @@ class LambdaRank(_reference.LambdaRank):
 
     def __init__(self, y, query_offsets, **options):
         super().__init__(y, query_offsets, **options)
-        self.ranking = np.empty(len(self.y), dtype=np.int64)  # (n_rows,) last round's order
+        row_id = np.int32 if len(self.y) < 2**31 else np.int64  # half the memory of int64 when the ids fit
+        self.ranking = np.empty(len(self.y), dtype=row_id)  # (n_rows,) last round's order
         self.every = np.arange(len(self.query_offsets) - 1, dtype=np.int64)
         o = self.options
         self.kernel_options = (o["metric"], o["k"], o["sigma"], o["truncation"], o["gain"], o["normalize"], True)

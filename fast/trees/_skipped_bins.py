@@ -10,8 +10,8 @@ those entries need not be added:
 A feature is *sparse* when its most frequent bin ``skip[f]`` holds at least
 ``SKIP_SHARE`` of all rows. The layout (:func:`sparse_rows`, made once per binned
 matrix by ``_layout``) lists each row's other entries of the sparse features, as
-slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix). A
-node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) and big enough
+slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix; its row
+starts in int32 while they fit, 4 bytes a row). A node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) and big enough
 for threads is then summed as::
 
     gather     prange over rows     gh[i] = (g, h) of row order[i]            O(m)
@@ -91,6 +91,8 @@ def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
     np.cumsum(entry_start, out=entry_start)
     entries = np.empty(entry_start[-1], dtype=np.uint16)
     over_chunks(_fill_entries, n_chunks, rows, n_features, skip, entry_start, entries)
+    if entry_start[-1] < 2**31:  # int32 row starts (half the memory) whenever they fit
+        entry_start = entry_start.astype(np.int32)
     return skip, np.flatnonzero(skip < 0).astype(np.int64), entry_start, entries
 
 
@@ -98,7 +100,7 @@ def all_dense(n_features: int) -> tuple:
     """The layout of ``n_features`` features none of which is sparse: :func:`build_skipping` is then
     the plain column pass, each feature summed by one task in row order (the reference's sums)."""
     return (np.full(n_features, -1, dtype=np.int64), np.arange(n_features, dtype=np.int64),
-            np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint16))
+            np.zeros(1, dtype=np.int32), np.empty(0, dtype=np.uint16))
 
 
 @njit(cache=True, nogil=True)
