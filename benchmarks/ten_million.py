@@ -23,7 +23,9 @@
   ``own`` = peak - start, what the framework allocates: its binned data, its training
   buffers. This process also reads the worker's ``/proc/PID/status`` every
   ``POLL_SECONDS``: ``anon peak`` is the largest ``RssAnon`` seen (the framework's own
-  memory, the mapped rows excluded; a peak shorter than the poll can be missed).
+  memory, the mapped rows excluded; a peak shorter than the poll can be missed), and its
+  time series once every ``SERIES_SECONDS`` (``anon_series``: seconds since the worker
+  started, MB), to tell a temporary peak (binning) from the steady state of training.
 * **Safety.** Sizes run smallest first, one process at a time (never two frameworks at once);
   before each, the memory it should need (``NEEDS_GB_PER_MILLION`` per million rows, the
   mapped rows included) is checked against ``MemAvailable`` and a run that would not fit
@@ -51,6 +53,7 @@ from twinrank.reference.io.data import Dataset
 
 HERE = Path(__file__).resolve().parent
 POLL_SECONDS = 0.02
+SERIES_SECONDS = 1.0  # RssAnon kept once a second: the time series of the worker's own memory
 PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE"}  # every worker: twinrank.fast's own policy, for LightGBM too
 NEEDS_GB_PER_MILLION = 1.3  # mapped rows 0.54 + the larger framework's own ~0.7, with room
 
@@ -126,6 +129,7 @@ def run_worker(name: str, directory: Path, n_queries: int, settings: Settings) -
                json.dumps(asdict(settings))]
     env = {**os.environ, "OMP_NUM_THREADS": str(settings.threads), **PASSIVE}
     peaks = {"RssAnon": 0.0, "RssFile": 0.0, "VmRSS": 0.0}
+    series, start = [], time.perf_counter()  # (seconds, RssAnon MB) every SERIES_SECONDS
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as process:
         status = Path(f"/proc/{process.pid}/status")
         while process.poll() is None:
@@ -133,6 +137,9 @@ def run_worker(name: str, directory: Path, n_queries: int, settings: Settings) -
                 fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
                 for key, peak in peaks.items():
                     peaks[key] = max(peak, int(fields[key].split()[0]) / 1024)
+                now = time.perf_counter() - start
+                if not series or now - series[-1][0] >= SERIES_SECONDS:
+                    series.append((round(now, 2), int(fields["RssAnon"].split()[0]) // 1024))
             except (OSError, KeyError, ValueError):
                 pass
             time.sleep(POLL_SECONDS)
@@ -142,7 +149,7 @@ def run_worker(name: str, directory: Path, n_queries: int, settings: Settings) -
                 "returncode": process.returncode}
     result = json.loads(stdout.strip().splitlines()[-1])
     result.update(anon_peak_mb=peaks["RssAnon"], anon_own_mb=peaks["RssAnon"] - result["anon_before_mb"],
-                  file_peak_mb=peaks["RssFile"], polled_rss_peak_mb=peaks["VmRSS"])
+                  file_peak_mb=peaks["RssFile"], polled_rss_peak_mb=peaks["VmRSS"], anon_series=series)
     return result
 
 
@@ -155,20 +162,22 @@ def report(runs: list[dict], frameworks: list[str]) -> str:
     """One row per size: each framework's binning s, ms / tree, peak / own / anon MB; twinrank's ratios."""
     head = ["rows", "load"]
     for name in frameworks:
-        head += [f"{name} binning s", f"{name} ms / tree", f"{name} peak MB", f"{name} own MB", f"{name} anon own MB"]
-    head += ["ms / tree ratio", "peak ratio", "own ratio", "anon ratio"]
+        head += [f"{name} binning s", f"{name} ms / tree", f"{name} CPU ms / tree", f"{name} peak MB",
+                 f"{name} own MB", f"{name} anon own MB"]
+    head += ["ms / tree ratio", "CPU ratio", "peak ratio", "own ratio", "anon ratio"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for row in runs:
         cells = [f"{row['rows']:,}", f"{row['load'][0]:.1f}"]
         for name in frameworks:
             r = row.get(name, {})
             if "error" in r or not r:
-                cells += [r.get("error", "not run")[:60]] + ["-"] * 4
+                cells += [r.get("error", "not run")[:60]] + ["-"] * 5
                 continue
-            cells += [f"{r['bin_s']:.1f}", f"{r['ms_per_tree_median']:.0f}", f"{r['peak_rss_mb']:,.0f}",
-                      f"{r['own_mb']:,.0f}", f"{r['anon_own_mb']:,.0f}"]
+            cpu = r.get("cpu_ms_per_tree_median")
+            cells += [f"{r['bin_s']:.1f}", f"{r['ms_per_tree_median']:.0f}", "-" if cpu is None else f"{cpu:.0f}",
+                      f"{r['peak_rss_mb']:,.0f}", f"{r['own_mb']:,.0f}", f"{r['anon_own_mb']:,.0f}"]
         a, b = row.get("twinrank", {}), row.get("lightgbm", {})
-        for key in ("ms_per_tree_median", "peak_rss_mb", "own_mb", "anon_own_mb"):
+        for key in ("ms_per_tree_median", "cpu_ms_per_tree_median", "peak_rss_mb", "own_mb", "anon_own_mb"):
             cells.append(f"{a[key] / b[key]:.2f}" if key in a and key in b else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -188,8 +197,9 @@ def section(out: dict, frameworks: list[str]) -> str:
         "- peak: `VmHWM` from after the data were mapped and checked, through binning and training (the mapped "
         "rows count in it); own: peak minus the resident set then (the mapped rows, the interpreter, the "
         "libraries), what the framework allocates; anon own: the largest `RssAnon` polled every "
-        f"{1e3 * POLL_SECONDS:.0f} ms minus `RssAnon` at that start (no mapped file in it). Ratios: twinrank / "
-        "LightGBM.",
+        f"{1e3 * POLL_SECONDS:.0f} ms minus `RssAnon` at that start (no mapped file in it; the JSON keeps it once a "
+        "second, `anon_series`). CPU ms / tree: the worker's CPU time (both threads) per round, median of rounds 2.., "
+        "the fairer clock under load. Ratios: twinrank / LightGBM.",
         "- Binning: twinrank `bin_thresholds` + `apply_bins` on all rows (its `fit` bins again in round 1), "
         "LightGBM `Dataset.construct()` (edges from 200,000 sampled rows); ms / tree: median of rounds 2.."
         f"{s['trees']}."])
