@@ -133,9 +133,11 @@ def _round(first, last, gradients, hessians, rows, key, g_scale, h_scale, h_fill
 def refit(tree, leaf_of_row: np.ndarray, rows: np.ndarray, gradients: np.ndarray, hessians: np.ndarray,
           l2: float, gain_factor: float):
     """Numba twin of `twinrank.reference.trees._quantize.refit` (the same leaf sums, bit for bit): each block's
-    sums in parallel, then added in block order as the reference adds them."""
-    rows = np.ascontiguousarray(rows)
-    n_blocks = (len(rows) + REFIT_BLOCK - 1) // REFIT_BLOCK
+    sums in parallel, then added in block order as the reference adds them. ``rows`` None: every row,
+    read by position (no array of ids to stream through)."""
+    m = len(gradients) if rows is None else len(rows)
+    rows = np.empty(0, dtype=np.int64) if rows is None else np.ascontiguousarray(rows)
+    n_blocks = (m + REFIT_BLOCK - 1) // REFIT_BLOCK
     block_sums = np.zeros((n_blocks, 2, tree.n_nodes))
     over_chunks(_leaf_sums, n_blocks, leaf_of_row, rows, gradients, hessians, block_sums)
     g_sum, h_sum = np.zeros(tree.n_nodes), np.zeros(tree.n_nodes)
@@ -148,9 +150,10 @@ def refit(tree, leaf_of_row: np.ndarray, rows: np.ndarray, gradients: np.ndarray
 @njit(cache=True, nogil=True)
 def _leaf_sums(first, last, leaf_of_row, rows, gradients, hessians, block_sums):
     """Per block of ``REFIT_BLOCK`` rows: each leaf's sums of ``gradients`` and ``hessians`` over the
-    block's ``rows``, added in their order."""
+    block's ``rows``, added in their order. ``rows`` empty: every row."""
+    m = len(rows) if len(rows) else len(gradients)
     for block in range(first, last):
-        for i in range(block * REFIT_BLOCK, min(len(rows), (block + 1) * REFIT_BLOCK)):
-            row = rows[i]
+        for i in range(block * REFIT_BLOCK, min(m, (block + 1) * REFIT_BLOCK)):
+            row = _row(rows, i)
             block_sums[block, 0, leaf_of_row[row]] += gradients[row]
             block_sums[block, 1, leaf_of_row[row]] += hessians[row]

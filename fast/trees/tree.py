@@ -65,14 +65,20 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
         leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
     if quantized is None:  # least-squares splits (every hessian 1), Newton leaves refit as the reference's
         tree = _grow(least_squares_job(job), leaf_of_row, None)
-        return refit(tree, leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2, 1.0)
+        return refit(tree, leaf_of_row, _rows_or_every(rows, job), job.gradients, job.hessians, params.lambda_l2,
+                     1.0)
     quantized = checked_quantized(quantized, len(job.gradients))
     quantized = dataclasses.replace(quantized, gradients=quantized.gradients.astype(np.int8, copy=False),
                                     hessians=quantized.hessians.astype(np.uint8, copy=False))
     on_integers = integer_job(job, quantized, dtype=None)  # the grower reads the int8 / uint8 integers
     tree = _grow(on_integers, leaf_of_row, _packing(quantized, job))
-    return refit(tree, leaf_of_row, job.rows, job.gradients, job.hessians, params.lambda_l2,
+    return refit(tree, leaf_of_row, _rows_or_every(rows, job), job.gradients, job.hessians, params.lambda_l2,
                  on_integers.gain_factor)
+
+
+def _rows_or_every(rows, job):
+    """The refit's ``rows``: None (every row, in order) when ``grow_tree`` was given none, else the checked ones."""
+    return None if rows is None else job.rows
 
 
 PACKED_CHUNK_ROWS = 1 << 40  # rows per packed chunk at most (tests make it small to cut every node)
