@@ -8,7 +8,7 @@ split. Splitting a leaf (sibling subtraction, Ke et al. 2017, Sec. 3)::
     partition its rows          -> left segment | right segment   O(n_node)
     build the smaller child     O(n_small * d)
     parent slot -= smaller      O(d * 256): the larger child, no pass over its rows
-    scan both children          O(d * 256)
+    scan both children          O(d * 256), at once: one task per child (``_evaluate_nodes``)
 
 Histograms sum $(g, h)$; a split's rows per bin are counted where it needs them
 (``_counts``, ``_split``), and a child's row count is what the partition counted.
@@ -122,11 +122,12 @@ def grow(data, rules, out, work, packing):
     orders = (order0, order1)  # the two row buffers
     spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
     free_slots = list(range(max_leaves - 1, -1, -1))
-    scans = (np.empty(n_features), np.empty(n_features, dtype=np.int64),
-             np.empty(n_features, dtype=np.int64),
-             np.empty(n_features, dtype=np.bool_))  # per-feature best gain, bin, side, exact of a scan
-    counts = np.empty((n_features, N_SLOTS))  # a node's rows per bin of the features counted (``_split``)
-    counted = np.zeros(n_features, dtype=np.bool_)
+    # one set per sibling (a three-way split's three children are evaluated at once):
+    scans = (np.empty((3, n_features)), np.empty((3, n_features), dtype=np.int64),
+             np.empty((3, n_features), dtype=np.int64),
+             np.empty((3, n_features), dtype=np.bool_))  # per-feature best gain, bin, side, exact of a scan
+    counts = np.empty((3, n_features, N_SLOTS))  # a node's rows per bin of the features counted (``_split``)
+    counted = np.zeros((3, n_features), dtype=np.bool_)
     start = np.zeros(n_nodes_max, dtype=np.int64)  # a node's rows: orders[buf][start:stop]
     stop = np.zeros(n_nodes_max, dtype=np.int64)
     buf = np.zeros(n_nodes_max, dtype=np.int64)
@@ -169,8 +170,9 @@ def grow(data, rules, out, work, packing):
         build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians,
               *_summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
               skipping, _totals(root, g_sum, hessian_sum))
-        _evaluate(root, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules, gradient_noise, scans,
-                  best, counts, counted, _rows_of(root, bin_columns, n_rows, summed, proof, missing_free))
+        _evaluate_nodes(root, np.int64(1), hist, slot, g_sum, hessian_sum, count, data, rules, gradient_noise,
+                        scans, best, counts, counted, summed, proof, missing_free)
+        _free_unsplit(root, np.int64(1), slot, free_slots, best_feature)
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
@@ -228,11 +230,9 @@ def grow(data, rules, out, work, packing):
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, data, rules, summed, depth,
                           count, gh, packing, spare, g_sum, hessian_sum)
-        for child in range(kl, kl + n_children):
-            if slot[child] >= 0:
-                _evaluate(child, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules,
-                          gradient_noise, scans, best, counts, counted,
-                          _rows_of(child, bin_columns, n_rows, summed, proof, missing_free))
+        _evaluate_nodes(kl, np.int64(n_children), hist, slot, g_sum, hessian_sum, count, data, rules,
+                        gradient_noise, scans, best, counts, counted, summed, proof, missing_free)
+        _free_unsplit(kl, np.int64(n_children), slot, free_slots, best_feature)
     if len(leaf_of_row) > 0:
         label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
         if by_active:
@@ -322,17 +322,6 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
     else:
         build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
                    n_threads, parent, subtract, spare, sparse_ratio)
-
-
-@njit(cache=True, inline='always')
-def _rows_of(k, bin_columns, n_rows, summed, proof, missing_free):
-    """Node ``k``'s rows as the split search counts them (``_split.best_split``'s ``node``): the
-    bins, the node's two segments (its active rows' empty unless listed apart), the hessian
-    proof ``(h_max, slack)`` and the features known without a missing row in it
-    (``_counts.missing_rows``)."""
-    orders, buf, start, stop, actives, abuf, astart, astop, _ = summed
-    return (bin_columns, n_rows, orders[buf[k]], start[k], stop[k], proof[0], proof[1], actives[abuf[k]],
-            astart[k], astop[k], missing_free[k])
 
 
 @njit(cache=True, inline='always')
@@ -450,30 +439,67 @@ def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rt
     return -1
 
 
-@njit(cache=True, inline='always')
-def _evaluate(k, hist, slot, free_slots, g_sum, hessian_sum, count, data, rules, gradient_noise, scans, best,
-              counts, counted, node):
-    """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
-    ``min_gain`` (``best_split``, counting the node's rows, ``node``, where a candidate needs
-    it); free its histogram if neither does."""
-    n_bins, feature_mask, penalty, has_missing = (data.n_bins, data.feature_mask, data.penalty,
-                                                  data.has_missing)
+@njit(parallel=True, cache=True, nogil=True)
+def _evaluate_nodes(first, n, hist, slot, g_sum, hessian_sum, count, data, rules, gradient_noise, scans, best,
+                    counts, counted, summed, proof, missing_free):
+    """:func:`_evaluate` of the nodes ``first .. first + n - 1`` that hold a histogram, one task per node
+    (the siblings of a split, searched at once), each with its own buffers (row ``i`` of ``scans``,
+    ``counts``, ``counted``). A node's search reads only its own histogram and rows, so it does not
+    depend on which thread runs it.
+
+    The loop body passes arrays and scalars only (numba's parallel loop takes no tuple of arrays
+    across), and calls ``_evaluate`` rather than inlining it: inlined into the loop, the search
+    compiled to a different result (one split fewer in a tree of the speed benchmark's lambdas).
+    A node's rows as the split search counts them (``_split.best_split``'s ``node``): the bins, its
+    two segments (its active rows' empty unless listed apart), the hessian proof ``(h_max, slack)``
+    and the features known without a missing row in it (``_counts.missing_rows``)."""
+    bin_columns, n_rows = data.bin_columns, len(data.gradients)
+    n_bins, feature_mask, penalty, has_missing = data.n_bins, data.feature_mask, data.penalty, data.has_missing
     _, _, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, _ = rules
+    (order0, order1), buf, start, stop, (active0, active1), abuf, astart, astop, _ = summed
+    h_max, slack = proof
+    gains, bins, sides, exact = scans
+    best_gain, best_feature, best_bin, best_side = best
+    for i in prange(n):
+        k = first + i
+        if slot[k] >= 0:
+            node = (bin_columns, n_rows, order0 if buf[k] == 0 else order1, start[k], stop[k], h_max, slack,
+                    active0 if abuf[k] == 0 else active1, astart[k], astop[k], missing_free[k])
+            _evaluate(k, hist[slot[k]], g_sum, hessian_sum, count, (n_bins, feature_mask, penalty, has_missing),
+                      (min_rows, min_hessian, l2, min_gain, gain_rtol, separate), gradient_noise,
+                      (gains[i], bins[i], sides[i], exact[i]), (best_gain, best_feature, best_bin, best_side),
+                      counts[i], counted[i], node)
+
+
+@njit(cache=True, inline='always')
+def _free_unsplit(first, n, slot, free_slots, best_feature):
+    """Free the histogram of each node ``first .. first + n - 1`` with no split to record."""
+    for k in range(first, first + n):
+        if slot[k] >= 0 and best_feature[0, k] == NO_SPLIT and best_feature[1, k] == NO_SPLIT:
+            free_slots.append(slot[k])
+            slot[k] = -1
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(k, node_hist, g_sum, hessian_sum, count, data, rules, gradient_noise, scans, best, counts, counted,
+              node):
+    """Record leaf ``k``'s best splits (of the mode; two-way only) where their gain beats
+    ``min_gain`` (``best_split`` on its histogram ``node_hist``, counting the node's rows, ``node``
+    (:func:`_evaluate_nodes`), where a candidate needs it); ``data``: ``(n_bins, feature_mask, penalty,
+    has_missing)``; ``rules``: ``(min_rows, min_hessian, l2, min_gain, gain_rtol, separate)``."""
+    n_bins, feature_mask, penalty, has_missing = data
+    min_rows, min_hessian, l2, min_gain, gain_rtol, separate = rules
     gains, bins, sides, _ = scans
     counted[:] = False
     best_gain, best_feature, best_bin, best_side = best
-    for row in range(2):
-        if row == 1 and not separate:  # learn mode: the two rows are the same split
-            best_gain[1, k], best_feature[1, k] = best_gain[0, k], best_feature[0, k]
-            best_bin[1, k], best_side[1, k] = best_bin[0, k], best_side[0, k]
-            break
+    for row in range(2 if separate else 1):  # learn mode: the two rows are the same split
         split_rules = SplitRules(min_rows, min_hessian, l2, separate and row == 0, min_gain, gain_rtol)
-        f = best_split(hist[slot[k]], (g_sum[k], hessian_sum[k], np.float64(count[k])), n_bins,
+        f = best_split(node_hist, (g_sum[k], hessian_sum[k], np.float64(count[k])), n_bins,
                        feature_mask[k], penalty, split_rules, gradient_noise, scans, counts, counted,
                        has_missing, node)
         if f >= 0:
             best_gain[row, k], best_feature[row, k] = gains[f], f
             best_bin[row, k], best_side[row, k] = bins[f], sides[f]
-    if best_feature[0, k] == NO_SPLIT and best_feature[1, k] == NO_SPLIT:
-        free_slots.append(slot[k])
-        slot[k] = -1
+    if not separate:
+        best_gain[1, k], best_feature[1, k] = best_gain[0, k], best_feature[0, k]
+        best_bin[1, k], best_side[1, k] = best_bin[0, k], best_side[0, k]
