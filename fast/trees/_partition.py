@@ -11,11 +11,15 @@ kernels walk memory forwards). Each row is moved to a selected position, with
 no branch per row: a branch on "goes left?" is mispredicted about every other
 row (one pass that branched ran at 5-6 ns a row on segments of 8,000-16,000 rows,
 two passes without branches at about 2). Segments of more than ``PARALLEL_ROWS``
-positions are cut into fixed blocks of ``PARTITION_BLOCK``: one parallel pass
-counts each block's left rows, a prefix sum gives every block its write offsets,
-a second parallel pass moves the rows. Smaller segments are moved on the calling
-thread (60,000 rows took 149 us on one thread and 176 on two). A stable partition
-is unique, so the thread count cannot change it.
+positions are cut into an even number of equal blocks of at most ``PARTITION_BLOCK``
+(two threads get equal shares): one parallel pass counts each block's left rows, a
+prefix sum gives every block its write offsets, a second parallel pass moves the rows.
+Smaller segments are moved on the calling thread. The threshold was 131,072 positions
+(a 60,000-row segment had measured 149 us on one thread and 176 on two, at a high load);
+at 32,768, with equal blocks, the calling thread's share of a tree fell by about 5% (the
+main thread's CPU time of one tree on the speed benchmark's lambdas, with the siblings'
+split search on two threads: docs/benchmarks.md). A stable partition is unique, so
+neither the blocks nor the thread count can change it.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.reference.constants import MISSING_BIN
 
 PARTITION_BLOCK = 16384
-PARALLEL_ROWS = 1 << 17  # segments up to this many positions are partitioned on the calling thread
+PARALLEL_ROWS = 1 << 15  # segments up to this many positions are partitioned on the calling thread
 
 
 @njit(cache=True, inline='always')
@@ -77,12 +81,13 @@ def _move(src, dst, first, last, goes_left, left, right):
 @njit(parallel=True, cache=True)
 def _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
                       block_lefts):
-    n_blocks = (stop - start + PARTITION_BLOCK - 1) // PARTITION_BLOCK
+    n_blocks = 2 * ((stop - start + 2 * PARTITION_BLOCK - 1) // (2 * PARTITION_BLOCK))  # even: two threads' shares
+    size = (stop - start + n_blocks - 1) // n_blocks  # at most PARTITION_BLOCK
     block_missing = block_lefts[len(block_lefts) // 2:]
     for block in prange(n_blocks):
-        first = start + block * PARTITION_BLOCK
+        first = start + block * size
         n_left = n_missing = 0
-        for i in range(first, min(stop, first + PARTITION_BLOCK)):
+        for i in range(first, min(stop, first + size)):
             b = column[src[i]]
             goes_left[i] = _goes_left(b, bin_threshold, missing_left)
             n_left += goes_left[i]
@@ -94,7 +99,7 @@ def _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left
         block_lefts[block], total_left = total_left, total_left + block_lefts[block]
         total_missing += block_missing[block]
     for block in prange(n_blocks):
-        first = start + block * PARTITION_BLOCK
-        _move(src, dst, first, min(stop, first + PARTITION_BLOCK), goes_left,
+        first = start + block * size
+        _move(src, dst, first, min(stop, first + size), goes_left,
               start + block_lefts[block], start + total_left + (first - start - block_lefts[block]))
     return total_left, total_missing
