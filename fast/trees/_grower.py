@@ -170,7 +170,7 @@ def grow(data, rules, out, work, packing):
         build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians,
               *_summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
               skipping, _totals(root, g_sum, hessian_sum))
-        _evaluate_nodes(root, np.int64(1), hist, slot, g_sum, hessian_sum, count, data, rules, gradient_noise,
+        _evaluate_nodes(root, np.int64(1), hist, slot, (g_sum, hessian_sum, count), data, rules, gradient_noise,
                         scans, best, counts, counted, summed, proof, missing_free)
         _free_unsplit(root, np.int64(1), slot, free_slots, best_feature)
 
@@ -230,7 +230,7 @@ def grow(data, rules, out, work, packing):
             break
         _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, data, rules, summed, depth,
                           count, gh, packing, spare, g_sum, hessian_sum)
-        _evaluate_nodes(kl, np.int64(n_children), hist, slot, g_sum, hessian_sum, count, data, rules,
+        _evaluate_nodes(kl, np.int64(n_children), hist, slot, (g_sum, hessian_sum, count), data, rules,
                         gradient_noise, scans, best, counts, counted, summed, proof, missing_free)
         _free_unsplit(kl, np.int64(n_children), slot, free_slots, best_feature)
     if len(leaf_of_row) > 0:
@@ -440,10 +440,11 @@ def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rt
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _evaluate_nodes(first, n, hist, slot, g_sum, hessian_sum, count, data, rules, gradient_noise, scans, best,
-                    counts, counted, summed, proof, missing_free):
+def _evaluate_nodes(first, n, hist, slot, stats, data, rules, gradient_noise, scans, best, counts, counted, summed,
+                    proof, missing_free):
     """:func:`_evaluate` of the nodes ``first .. first + n - 1`` that hold a histogram, one task per node
-    (the siblings of a split, searched at once), each with its own buffers (row ``i`` of ``scans``,
+    (the siblings of a split, searched at once; ``stats``: the nodes' ``(g_sum, hessian_sum, count)``),
+    each with its own buffers (row ``i`` of ``scans``,
     ``counts``, ``counted``). A node's search reads only its own histogram and rows, so it does not
     depend on which thread runs it.
 
@@ -453,6 +454,7 @@ def _evaluate_nodes(first, n, hist, slot, g_sum, hessian_sum, count, data, rules
     A node's rows as the split search counts them (``_split.best_split``'s ``node``): the bins, its
     two segments (its active rows' empty unless listed apart), the hessian proof ``(h_max, slack)``
     and the features known without a missing row in it (``_counts.missing_rows``)."""
+    g_sum, hessian_sum, count = stats
     bin_columns, n_rows = data.bin_columns, len(data.gradients)
     n_bins, feature_mask, penalty, has_missing = data.n_bins, data.feature_mask, data.penalty, data.has_missing
     _, _, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, _ = rules
