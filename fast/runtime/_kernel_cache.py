@@ -23,6 +23,16 @@ thrown away; leaving it out took 13% of a cold demo's compile time. Such a calle
 (its index key ends ``"callee"``). Called from Python later, it is compiled again, with the entry
 point (:class:`Kernel`).
 
+Nor is such a callee compiled to machine code: numba links a callee into its caller as LLVM IR and
+compiles the caller's module, the callee's code in it, to machine code; the callee's own machine
+code never runs. The same holds for the bodies of a kernel's parallel loops and numba's own
+helpers compiled for it. Every code library made while a twinrank kernel compiles, but the one of
+a kernel called from Python, is a :class:`LinkedLibrary`, optimised as numba optimises it and
+never compiled to machine code (a fifth of a cold demo's compile time). The callers' machine code
+differs a little: numba linked a callee's module as its machine code generation had left it (the
+backend's own passes change the module), it now links the module as optimised; the models are the
+same bit for bit, and the fit's time the same within the noise (docs/benchmarks.md).
+
 Built on numba's caching classes (``numba.core.caching``): ``FunctionCache``, its locator and
 its index and data file class are subclassed, their file reading and writing replaced.
 """
@@ -32,9 +42,11 @@ import io
 import os
 import pickle
 import threading
+import weakref
 
+import llvmlite.binding as llvm
 import numba
-from numba.core import sigutils
+from numba.core import compiler, sigutils
 from numba.core.caching import (
     CompileResultCacheImpl,
     FunctionCache,
@@ -42,6 +54,7 @@ from numba.core.caching import (
     _CacheLocator,
     _SourceFileBackedLocatorMixin,
 )
+from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.event import Listener, register
 from numba.core.registry import CPUDispatcher
@@ -60,6 +73,7 @@ def njit(function=None, *, cache: bool = False, **options):
         if type(dispatcher) is CPUDispatcher:
             dispatcher.__class__ = Kernel
             dispatcher._compiler._customize_flags = _callee_flags
+            dispatcher._compiler.pipeline_class = _Pipeline
         if cache and _numba_cache.FOLDER is not None and hasattr(dispatcher, "enable_caching"):
             dispatcher._cache = KernelCache(dispatcher.py_func)  # as numba's enable_caching does
         return dispatcher
@@ -83,11 +97,18 @@ class Kernel(CPUDispatcher):
                 existing = self.overloads.get(tuple(args))
                 if existing is not None and not has_entry(existing):
                     del self.overloads[tuple(args)]
+            codegen = self.targetctx.codegen()
+            outer = codegen.__dict__.get("_library_class")  # numba's class, or a compiling caller's
+            codegen._library_class = LinkedLibrary  # every library numba makes now, but _Pipeline's
             _CALLEE.stack.append(callee)
             try:
                 return super().compile(sig)
             finally:
                 _CALLEE.stack.pop()
+                if outer is None:
+                    del codegen._library_class
+                else:
+                    codegen._library_class = outer
 
     def add_overload(self, cres):
         if has_entry(cres):
@@ -104,6 +125,69 @@ def has_entry(cres) -> bool:
 def _compiling_callee() -> bool:
     """Whether a compilation starting now is a callee's: this thread already compiles."""
     return global_compiler_lock.is_locked()
+
+
+class _Pipeline(compiler.Compiler):
+    """numba's compiler, which gives a kernel called from Python numba's own code library (compiled to
+    machine code); a callee's is made by numba, a :class:`LinkedLibrary` (:meth:`Kernel.compile`)."""
+
+    def compile_extra(self, func):
+        if not (_CALLEE.stack and _CALLEE.stack[-1]):
+            self.state.library = JITCodeLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            self.state.library.enable_object_caching()  # as numba's lowering does for the library it makes
+        return super().compile_extra(func)
+
+
+class LinkedLibrary(JITCodeLibrary):
+    """A code library only ever linked into another one: optimised as numba optimises it, not compiled
+    to machine code. Its module of the kernels' environment pointers alone is (numba sets them by address
+    when a kernel is compiled or loaded), and is its object code in the cache, beside the LLVM IR its
+    callers link. A library with an entry point for Python (a parallel loop's body in a kernel called
+    from Python has numba's wrapper), or loaded from the cache, is numba's."""
+
+    _linked_only = False  # finalized here without an entry point
+
+    def finalize(self):
+        self._linked_only = not any(function.name.startswith(ENTRY_POINTS) and not function.is_declaration
+                                    for function in self._final_module.functions)
+        super().finalize()
+
+    def _finalize_final_module(self):
+        if not self._linked_only:
+            super()._finalize_final_module()
+            return
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        environments = _environments(self._final_module)
+        environments._CPUCodeLibrary__library = weakref.proxy(self)  # numba's object cache hook: its code
+        self._codegen._add_module(environments)
+        self._codegen._engine.finalize_object()
+        self._finalized = True
+
+    def get_pointer_to_function(self, name):
+        address = super().get_pointer_to_function(name)
+        if not address and self._linked_only and _defines(self._final_module, name):
+            raise RuntimeError(f"{name} of {self.name} was linked into its caller, never compiled on its own")
+        return address
+
+
+ENTRY_POINTS = ("cpython.", "cfunc.")  # numba's wrappers' names (``llvm_cpython_wrapper_name``, cfunc's)
+
+
+def _environments(module) -> llvm.ModuleRef:
+    """A module of ``module``'s environment pointers (numba's ``declare_env_global``), nothing else."""
+    names = [gv.name for gv in module.global_variables if gv.name.startswith("_ZN08NumbaEnv")
+             and not gv.is_declaration]
+    environments = llvm.parse_assembly("".join(f'@"{name}" = common global i8* null\n' for name in names))
+    environments.triple, environments.data_layout = module.triple, module.data_layout
+    return environments
+
+
+def _defines(module, name: str) -> bool:
+    try:
+        return not module.get_function(name).is_declaration
+    except NameError:
+        return False
 
 
 def _callee_flags(flags):

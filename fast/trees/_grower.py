@@ -54,7 +54,7 @@ from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.trees._counts import proof_of
 from twinrank.fast.trees._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into, zero_features
 from twinrank.fast.trees._packed_histogram import build_packed_into, packed_chunk
-from twinrank.fast.trees._partition import partition
+from twinrank.fast.trees._partition import PARALLEL_ROWS, partition
 from twinrank.fast.trees._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
 from twinrank.fast.trees._split import SplitRules, best_split, left_stats, score
 from twinrank.reference.constants import N_SLOTS
@@ -63,7 +63,7 @@ from twinrank.reference.trees.binning import MISSING_BIN
 GrowerData = namedtuple("GrowerData", ["bin_columns", "bin_rows", "gradients", "hessians", "rows", "n_bins",
                                        "feature_mask", "penalty", "skipping", "has_missing"])
 GrowerRules = namedtuple("GrowerRules", ["max_leaves", "max_depth", "min_rows", "min_hessian", "l2",
-                                         "min_gain", "gain_rtol", "separate", "n_threads"])
+                                         "min_gain", "gain_rtol", "separate", "n_threads", "big"])
 NodeArrays = namedtuple("NodeArrays", ["feature", "bin_threshold", "left", "right", "missing", "value",
                                        "gain", "count", "hessian_sum", "leaf_of_row"])
 Workspace = namedtuple("Workspace", ["order0", "order1", "gh", "goes_left", "block_lefts", "hist"])
@@ -94,7 +94,8 @@ def grow(data, rules, out, work, packing):
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     gain_rtol: twinrank.reference.trees.tree.GAIN_TIE_RTOL (gains that close are ties);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
-    #     is cut, never the result)
+    #     is cut, never the result); big: None when no node can be partitioned in parallel or
+    #     summed in halves (:func:`big_nodes`: numba then compiles neither), else True
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
     # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (or ``all_dense``): dense nodes are
@@ -114,7 +115,7 @@ def grow(data, rules, out, work, packing):
     """
     bin_columns, bin_rows, gradients, hessians, rows, n_bins, feature_mask, penalty, skipping, has_missing = (
         data)
-    max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, n_threads = rules
+    max_leaves, max_depth, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, n_threads, big = rules
     feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum, leaf_of_row = out
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
@@ -168,8 +169,8 @@ def grow(data, rules, out, work, packing):
     if _may_split(root, depth, count, max_depth, min_rows):
         slot[root] = free_slots.pop()
         build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians,
-              *_summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
-              skipping, _totals(root, g_sum, hessian_sum))
+              _summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
+              skipping, _totals(root, g_sum, hessian_sum), big)
         _evaluate_nodes(root, np.int64(1), hist, slot, (g_sum, hessian_sum, count), data, rules, gradient_noise,
                         scans, best, counts, counted, summed, proof, missing_free)
         _free_unsplit(root, np.int64(1), slot, free_slots, best_feature)
@@ -280,8 +281,8 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, da
         else:
             target = free_slots.pop()
         build(packing, hist[target], bin_columns, bin_rows, gradients, hessians,
-              *_summed(packing, child, summed), gh, n_threads, hist[parent_slot], np.bool_(split_large),
-              spare, skipping, _totals(child, g_sum, hessian_sum))
+              _summed(packing, child, summed), gh, n_threads, hist[parent_slot], np.bool_(split_large),
+              spare, skipping, _totals(child, g_sum, hessian_sum), rules.big)
         if split_child:
             slot[child] = target
         else:
@@ -293,13 +294,16 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, da
 
 
 @njit(cache=True, nogil=True)
-def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-          n_threads, parent, subtract, spare, skipping, totals):
+def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh, n_threads, parent, subtract,
+          spare, skipping, totals, big):
     """A dense node big enough for threads: ``build_skipping`` (``packing`` None), or with
     quantized integers ``build_packed_skipping`` when there are sparse features (``skipping``
     other than ``_skipped_bins.all_dense``); other nodes: ``build_into`` or ``build_packed_into``.
     Dense: at least ``1 / SKIP_RATIO`` of the rows with sparse features, else ``1 / SPARSE_RATIO``.
-    Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned."""
+    Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned (and
+    ``build_into``'s halves with ``big`` None: :func:`big_nodes`). The node's rows: ``segment``,
+    ``(order, start, stop)``."""
+    order, start, stop = segment
     n_features, m = hist.shape[0], stop - start
     sparse_ratio = SKIP_RATIO if len(skipping[1]) < n_features else SPARSE_RATIO  # the row pass below it
     skip = m * n_features >= PARALLEL_WORK and m * sparse_ratio * n_features >= bin_columns.size
@@ -309,7 +313,7 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
             zero_features(hist, 0, n_features)
             return
         chunk, c, k = packed_chunk(m, g_levels, h_levels, max_chunk)
-        packed, segment = (g_int, h_int, chunk, c, k), (order, start, stop)
+        packed = (g_int, h_int, chunk, c, k)
         if skip and len(skipping[1]) < n_features:
             build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals, skipping,
                                   parent, subtract)
@@ -321,7 +325,16 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, order, star
                        totals, skipping, parent, subtract)
     else:
         build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
-                   n_threads, parent, subtract, spare, sparse_ratio)
+                   n_threads, parent, subtract, spare, sparse_ratio, big)
+
+
+def big_nodes(n_rows: int, n_features: int) -> bool:
+    """Whether a tree on ``n_rows`` x ``n_features`` bins can have a node partitioned in parallel (more
+    than ``PARALLEL_ROWS`` rows) or summed in halves (``build_into``: big enough for threads, sparse
+    under :func:`build`'s ratio with or without sparse features). If not, the grower is compiled
+    without either (``big`` None: a small data set's cold start compiles less)."""
+    smallest = -(-PARALLEL_WORK // max(n_features, 1))  # rows of the smallest node big enough for threads
+    return n_rows > PARALLEL_ROWS or smallest * min(SKIP_RATIO, SPARSE_RATIO) < n_rows
 
 
 @njit(cache=True, inline='always')
@@ -457,7 +470,7 @@ def _evaluate_nodes(first, n, hist, slot, stats, data, rules, gradient_noise, sc
     g_sum, hessian_sum, count = stats
     bin_columns, n_rows = data.bin_columns, len(data.gradients)
     n_bins, feature_mask, penalty, has_missing = data.n_bins, data.feature_mask, data.penalty, data.has_missing
-    _, _, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, _ = rules
+    _, _, min_rows, min_hessian, l2, min_gain, gain_rtol, separate, _, _ = rules
     (order0, order1), buf, start, stop, (active0, active1), abuf, astart, astop, _ = summed
     h_max, slack = proof
     gains, bins, sides, exact = scans

@@ -68,7 +68,7 @@ ROW_FEATURES = 16  # features per pass over a gathered block of the row pass (se
 
 @njit(cache=True)
 def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh, n_threads,
-               parent, subtract, spare, sparse_ratio):
+               parent, subtract, spare, sparse_ratio, big):
     """Overwrite ``hist`` with the sums over the rows ``order[start:stop]``; if ``subtract``,
     also ``parent -= hist`` (the sibling's histogram, while each task's features are hot).
 
@@ -85,12 +85,13 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
     # BUF gh (m, 2) float64, positions [start, stop) are overwritten; spare (d, FEATURE_SLOTS, LANES)
     #     float64, the second half of a sparse node
     # IN  sparse_ratio: a node under 1 / sparse_ratio of the rows takes the row pass
-    #     (``SPARSE_RATIO``; the grower's when the dense nodes skip bins: ``_skipped_bins``)
+    #     (``SPARSE_RATIO``; the grower's when the dense nodes skip bins: ``_skipped_bins``); big:
+    #     None when no node is both (``_grower.big_nodes``: numba then compiles no halves)
     """
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size
-    if (stop - start) * n_features < PARALLEL_WORK:
+    if big is None or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
             gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
         _build_task(np.int64(0), np.int64(1), hist, bin_columns, bin_rows, sparse,

@@ -45,9 +45,10 @@ def partition(src, dst, start, stop, column, bin_threshold, missing_left, goes_l
 
     # IN  src (m,) row ids; column (n_rows,) uint8 bins of the split feature
     # OUT dst (m,) positions [start, stop)
-    # BUF goes_left (m,) uint8, block_lefts (2 * (m // PARTITION_BLOCK + 2),) int64
+    # BUF goes_left (m,) uint8, block_lefts (2 * (m // PARTITION_BLOCK + 2),) int64, or None when no
+    #     segment has more than PARALLEL_ROWS positions (m at most): numba then compiles no parallel pass
     """
-    if stop - start <= PARALLEL_ROWS:
+    if block_lefts is None or stop - start <= PARALLEL_ROWS:
         return _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left, goes_left)
     return _partition_blocks(src, dst, start, stop, column, bin_threshold, missing_left, goes_left,
                              block_lefts)

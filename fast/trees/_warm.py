@@ -51,25 +51,28 @@ from twinrank.fast.runtime import _numba_cache
 from twinrank.fast.runtime._compile_lock import HOLDER, LOCK
 from twinrank.fast.runtime._compile_notice import NOTICE
 from twinrank.fast.runtime._kernel_cache import cached_signatures, caching
-from twinrank.fast.trees._grower import grow
+from twinrank.fast.trees._grower import big_nodes, grow
 from twinrank.fast.trees._layout import missing_mask, sparse_layout
+from twinrank.fast.trees._partition import PARALLEL_ROWS
 from twinrank.fast.trees.predict import WALK_ROWS, add_leaf_values, predict_ensemble, predict_tree_binned
 from twinrank.fast.trees.tree import grow_tree
 from twinrank.reference.constants import LEAF
 from twinrank.reference.io.model import Ensemble, Tree
 from twinrank.reference.params import TreeParams
 
-HELPER_CODE = ("import sys; sys.path[:0] = sys.argv[2:]; "
-               "from twinrank.fast.trees import _warm; _warm.helper_main(int(sys.argv[1]))")
+HELPER_CODE = ("import sys; sys.path[:0] = sys.argv[3:]; from twinrank.fast.trees import _warm; "
+               "_warm.helper_main(int(sys.argv[1]), sys.argv[2] == 'big')")
 _helper: dict = {}  # the running helper (at most one): "process", "start" (perf_counter), until waited for
 
 
 def starting_helper(kernel):
-    """``kernel`` that first starts the helper (:func:`start_grower_helper`): a fit's first kernel."""
+    """``kernel`` that first starts the helper (:func:`start_grower_helper`) for the grower of its first
+    argument's shape (``_grower.big_nodes``): a fit's first kernel, ``bin_thresholds(X, ...)``."""
     @functools.wraps(kernel)
-    def started(*args, **kwargs):
-        start_grower_helper()
-        return kernel(*args, **kwargs)
+    def started(X, *args, **kwargs):
+        shape = np.shape(X)
+        start_grower_helper(len(shape) == 2 and big_nodes(*shape))
+        return kernel(X, *args, **kwargs)
     return started
 
 
@@ -82,21 +85,23 @@ def after_helper(kernel):
     return waited
 
 
-def start_grower_helper() -> None:
-    """Spawn the helper if the grower is not cached and two threads may run (a fit's start)."""
+def start_grower_helper(big: bool = False) -> None:
+    """Spawn the helper if the grower (with or without ``big`` nodes: ``_grower.big_nodes``) is not
+    cached and two threads may run (a fit's start)."""
     if _helper or os.environ.get("TWINRANK_COMPILE_HELPER", "1") == "0":
         return
-    if numba.get_num_threads() < 2 or _cores() < 2 or not caching() or grower_is_cached():
+    if numba.get_num_threads() < 2 or _cores() < 2 or not caching() or grower_is_cached(big):
         return
     LOCK.acquire(_numba_cache.FOLDER)  # the helper's lock, released when it has ended (_release_after)
-    if grower_is_cached():  # compiled by the process this one waited for
+    if grower_is_cached(big):  # compiled by the process this one waited for
         LOCK.release()
         return
     env = dict(os.environ, TWINRANK_COMPILE_NOTICE="0", TWINRANK_COMPILE_HELPER="0", **{HOLDER: str(os.getpid())})
     _helper["start"] = time.perf_counter()
     try:
-        _helper["process"] = subprocess.Popen(helper_command(os.getpid()), env=env, stdin=subprocess.DEVNULL,
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _helper["process"] = subprocess.Popen(helper_command(os.getpid(), big), env=env,
+                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL)
     except OSError:
         _helper.clear()
         LOCK.release()
@@ -104,15 +109,16 @@ def start_grower_helper() -> None:
     threading.Thread(target=_release_after, args=(_helper["process"],), daemon=True).start()
 
 
-def helper_command(parent: int) -> list[str]:
+def helper_command(parent: int, big: bool = False) -> list[str]:
     """The helper's command line: this Python, isolated, with this process's ``sys.path`` but for
-    the working directory (the same twinrank, the same numba)."""
+    the working directory (the same twinrank, the same numba), compiling the grower with or without
+    ``big`` nodes."""
     try:
         here = os.getcwd()
     except OSError:  # it was removed
         here = None
     paths = [path for path in sys.path if os.path.isabs(path) and os.path.normpath(path) != here]  # "": cwd
-    return [sys.executable, "-I", "-c", HELPER_CODE, str(parent), *paths]
+    return [sys.executable, "-I", "-c", HELPER_CODE, str(parent), "big" if big else "small", *paths]
 
 
 def _release_after(process: subprocess.Popen) -> None:
@@ -136,18 +142,21 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def grower_is_cached() -> bool:
+def grower_is_cached(big: bool = False) -> bool:
     """Whether the cache holds the exact grower (``_grower.grow`` with ``packing=None``; the
-    quantized one is another signature) for the current sources."""
-    return any(signature[-1] == numba.types.none for signature in cached_signatures(grow))
+    quantized one is another signature), with or without ``big`` nodes, for the current sources."""
+    return any(signature[-1] == numba.types.none and (signature[1].types[-1] == numba.types.none) != big
+               for signature in cached_signatures(grow))
 
 
-def compile_grower() -> None:
-    """Grow one tiny tree: compiles the grower with the types of a fit (see the module docstring)."""
-    binned = np.asfortranarray(np.arange(8, dtype=np.uint8).reshape(4, 2))  # as apply_bins returns
+def compile_grower(big: bool = False) -> None:
+    """Grow one tree: compiles the grower with the types of a fit (see the module docstring), on four
+    rows, or with ``big`` nodes on more than ``PARALLEL_ROWS`` (a few milliseconds)."""
+    n_rows = PARALLEL_ROWS + 1 if big else 4
+    binned = np.asfortranarray(np.arange(2 * n_rows).reshape(n_rows, 2) % 8, dtype=np.uint8)  # as apply_bins
     binned.flags.writeable = False
-    gradients = np.array([-1.0, -0.5, 0.5, 1.0])
-    grow_tree(binned, gradients, np.ones(4), [np.arange(3.0)] * 2, TreeParams(max_leaves=3))
+    gradients = np.linspace(-1.0, 1.0, n_rows)
+    grow_tree(binned, gradients, np.ones(n_rows), [np.arange(7.0)] * 2, TreeParams(max_leaves=3))
 
 
 def compile_scorers() -> None:
@@ -173,15 +182,16 @@ def compile_scorers() -> None:
                      np.array([[0.0, 0.0], [1.0, 1.0]] * (WALK_ROWS // 2 + 1), dtype=np.float32))
 
 
-def helper_main(parent: int) -> None:
-    """The helper process: compile the grower, or exit as soon as ``parent`` is gone."""
+def helper_main(parent: int, big: bool = False) -> None:
+    """The helper process: compile the grower (:func:`compile_grower`), or exit as soon as ``parent``
+    is gone."""
     def watch():
         while os.getppid() == parent:
             time.sleep(0.5)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
-    compile_grower()
+    compile_grower(big)
 
 
 @atexit.register

@@ -103,6 +103,7 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     the histograms packed (``_packed_histogram``) with ``packing`` (:func:`_packing`), else in
     float64."""
     params = job.params
+    big = _grower.big_nodes(*job.binned.shape)  # else the grower is compiled without what big nodes take
     n_nodes_max = 2 * job.max_leaves - 1  # room for the leaves the rows can fill (TreeParams.leaves_for)
     nodes = _leaf_arrays(n_nodes_max)
     bin_columns, bin_rows = _flat_layouts(job.binned)
@@ -116,8 +117,9 @@ def _grow(job, leaf_of_row, packing) -> Tree:
                         min_rows=job.min_rows, min_hessian=float(params.min_hessian_in_leaf),
                         l2=float(params.lambda_l2), min_gain=float(params.min_gain_to_split),
                         gain_rtol=GAIN_TIE_RTOL, separate=params.missing_split == "separate",
-                        n_threads=numba.get_num_threads())
-    n_nodes = grow(data, rules, NodeArrays(**nodes, leaf_of_row=leaf_of_row), _work(job), packing)
+                        n_threads=numba.get_num_threads(),
+                        big=True if big else None)
+    n_nodes = grow(data, rules, NodeArrays(**nodes, leaf_of_row=leaf_of_row), _work(job, big), packing)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
@@ -125,14 +127,16 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     return Tree(threshold=threshold, **nodes)
 
 
-def _work(job) -> Workspace:
+def _work(job, big: bool) -> Workspace:
     """The grower's scratch buffers (``_grower.grow``'s ``work``), from ``_workspace.empty``: the
-    same arrays tree after tree within a fit."""
+    same arrays tree after tree within a fit (without ``big`` nodes, ``_grower.big_nodes``, no
+    parallel partition's ``block_lefts``: ``_partition.partition``)."""
     m, (n_rows, n_features) = len(job.rows), job.binned.shape
     row_id = _row_id_type(n_rows)
+    block_lefts = empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64) if big else None
     return Workspace(order0=empty("order0", (m,), row_id), order1=empty("order1", (m,), row_id),
                      gh=empty("gh", (m, 2)), goes_left=empty("goes_left", (m,), np.uint8),
-                     block_lefts=empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64),
+                     block_lefts=block_lefts,
                      hist=empty("hist", (job.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
 
 
@@ -179,9 +183,9 @@ def build_histogram(binned, gradients, hessians, rows) -> np.ndarray:
     hessians = np.ascontiguousarray(hessians, dtype=np.float64)
     n_rows, n_features = binned.shape
     hist = np.empty((n_features, FEATURE_SLOTS, LANES))  # (n_features, 258, LANES): g, h
-    _grower.build(None, hist, columns, by_row, gradients, hessians, rows, 0, len(rows),
+    _grower.build(None, hist, columns, by_row, gradients, hessians, (rows, 0, len(rows)),
                   np.empty((len(rows), 2)), numba.get_num_threads(), hist, False, np.empty_like(hist),
-                  all_dense(n_features), np.zeros(2))  # no skipped bins: the reference's sums
+                  all_dense(n_features), np.zeros(2), True)  # no skipped bins: the reference's sums
     out = np.empty((n_features, N_SLOTS, 3))  # (n_features, 256, 3): g, h, count
     out[:, :, :LANES] = hist[:, :N_SLOTS]
     counts = np.empty((n_features, N_SLOTS))

@@ -46,20 +46,21 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc") or (os.cpu_count() or
 
 
 @pytest.mark.slow
-def test_the_helper_fills_the_cache_this_process_loads_and_then_ends(tmp_path):
-    out = run(COMPILES + """
+@pytest.mark.parametrize("big", [False, True])  # the grower without or with big nodes (_grower.big_nodes)
+def test_the_helper_fills_the_cache_this_process_loads_and_then_ends(tmp_path, big):
+    out = run(COMPILES + f"""
 from twinrank.fast import _warm
-_warm.start_grower_helper()
+_warm.start_grower_helper({big})
 print(_warm._helper["process"].pid)
 _warm.wait_for_helper()
 count = Count(); register("numba:compile", count)
-_warm.compile_grower()  # the fit's own call: loads grow from the helper's cache
-print(_warm.grower_is_cached(), "grow" in count.names)
+_warm.compile_grower({big})  # the fit's own call: loads grow from the helper's cache
+print(_warm.grower_is_cached({big}), "grow" in count.names, _warm.grower_is_cached({not big}))
 """, tmp_path)
     pid, state = out.stdout.split("\n", 1)
-    assert state.split() == ["True", "False"], out.stdout  # cached, and this process compiled no grow
+    assert state.split() == ["True", "False", "False"], out.stdout  # cached, this process compiled no grow
     assert gone(int(pid))
-    warm = run("from twinrank.fast import _warm; _warm.start_grower_helper(); print(bool(_warm._helper))",
+    warm = run(f"from twinrank.fast import _warm; _warm.start_grower_helper({big}); print(bool(_warm._helper))",
                tmp_path)
     assert warm.stdout.strip() == "False"  # a warm cache starts no helper
 

@@ -198,24 +198,33 @@ def callee(x):
 @njit(cache=True)
 def caller(x):
     return 2.0 * callee(x)
+
+
+@njit(cache=True)
+def another_caller(x):
+    return 3.0 * callee(x)
 """
 ENTRIES = "[has_entry(compiled) for compiled in callee.overloads.values()]"
+LINKED = "[isinstance(compiled.library, LinkedLibrary) for compiled in callee.overloads.values()]"
 
 
 def test_a_callee_gets_its_python_entry_point_only_when_python_calls_it(tmp_path):
-    """A kernel compiled for its caller has no Python entry point, and is cached as such: a call from
-    Python compiles it again with one, in the process that compiled it and in a later one on its cache
-    (loading the callee's cache entry there would call a null entry point)."""
+    """A kernel compiled for its caller has no Python entry point and no machine code of its own, and is
+    cached as such: another caller links it from the cache; a call from Python compiles it again with
+    its entry point, in the process that compiled it and in a later one on its cache (loading the
+    callee's cache entry there would call a null entry point)."""
     (tmp_path / "kernels_of_a_test.py").write_text(CALLER_AND_CALLEE)
     head = (f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
-            "from kernels_of_a_test import callee, caller\n"
-            "from twinrank.fast.runtime._kernel_cache import has_entry\n")
-    cold = run(head + f"print(caller(1.0), {ENTRIES}, callee(1.0), {ENTRIES})", tmp_path / "cache")
-    assert cold.returncode == 0 and cold.stdout.split() == ["4.0", "[False]", "2.0", "[True]"], cold.stderr
+            "from kernels_of_a_test import another_caller, callee, caller\n"
+            "from twinrank.fast.runtime._kernel_cache import LinkedLibrary, has_entry\n")
+    cold = run(head + f"print(caller(1.0), {ENTRIES}, {LINKED}, callee(1.0), {ENTRIES}, {LINKED})",
+               tmp_path / "cache")
+    assert cold.returncode == 0 and cold.stdout.split() == ["4.0", "[False]", "[True]", "2.0", "[True]", "[False]"], (
+        cold.stderr)  # linked into its caller, the callee was not compiled to machine code (LinkedLibrary)
     fresh = tmp_path / "fresh"
     run(head + "print(caller(1.0))", fresh)  # the callee cached without its entry point only
-    warm = run(head + f"print(callee(1.0), {ENTRIES}, caller(1.0))", fresh)
-    assert warm.returncode == 0 and warm.stdout.split() == ["2.0", "[True]", "4.0"], warm.stderr
+    warm = run(head + f"print(another_caller(1.0), callee(1.0), {ENTRIES}, caller(1.0))", fresh)
+    assert warm.returncode == 0 and warm.stdout.split() == ["6.0", "2.0", "[True]", "4.0"], warm.stderr
 
 
 def test_every_kernel_is_cached_by_the_project():
