@@ -30,9 +30,13 @@ def test_written_files_are_generate_rows(modules, tmp_path):
     assert smaller.n_queries == 100
 
 
-def test_other_size_or_seed_is_written_again(modules, tmp_path):
-    ten_million, _ = modules
+def test_a_bigger_size_or_other_seed_is_written_again_a_smaller_size_reads_the_prefix(modules, tmp_path):
+    ten_million, generate = modules
     ten_million.write_data(tmp_path, 20, seed=0)
     assert not ten_million.write_data(tmp_path, 20, seed=1)["reused"]
     assert not ten_million.write_data(tmp_path, 21, seed=1)["reused"]
     assert ten_million.mapped(tmp_path, 21).n_queries == 21
+    assert ten_million.write_data(tmp_path, 7, seed=1)["reused"]  # the 21 queries' files stay
+    assert ten_million.mapped(tmp_path, 21).n_queries == 21
+    first_7 = ten_million.mapped(tmp_path, 7).X  # the 21-query set's first 7 queries
+    np.testing.assert_array_equal(first_7, generate.generate(21, seed=1).X[:len(first_7)])
