@@ -217,9 +217,7 @@ def refit(tree, leaf_of_row: np.ndarray, rows: np.ndarray, gradients: np.ndarray
     hessian sums from the true gradients (module docstring, **Leaf values**).
 
     ``leaf_of_row`` : int array (n_rows,), the leaf of each row of ``rows`` (others: any value).
-    ``rows`` : int array (m,), or None for every row in order.
     """
-    rows = np.arange(len(gradients)) if rows is None else rows
     leaf = leaf_of_row[rows]  # (m,) in the order of rows
     g_sum, h_sum = np.zeros(tree.n_nodes), np.zeros(tree.n_nodes)
     for start in range(0, len(rows), REFIT_BLOCK):  # block sums (sequential in row order), added in block order
