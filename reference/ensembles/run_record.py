@@ -120,13 +120,16 @@ class RunRecord:
 
 def fold_fingerprints(folds: list) -> dict:
     """``{fold name: digest}``: the first 16 hex digits of the SHA-256 of each fold's data (features,
-    labels and query boundaries of its training, validation and test sets)."""
+    labels and query boundaries of its training, validation and test sets, and the rows' weights of
+    those that have them)."""
     out = {}
     for fold in folds:
         digest = hashlib.sha256()
         for data in (fold.train, fold.valid, fold.test):
             for array in ((None, None, None) if data is None else (data.X, data.y, data.query_offsets)):
                 digest.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
+            if data is not None and data.weight is not None:  # unweighted data keep their old digest
+                digest.update(b"weight" + np.ascontiguousarray(data.weight).tobytes())
         out[fold.name] = digest.hexdigest()[:16]
     return out
 

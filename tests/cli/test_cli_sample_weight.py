@@ -1,17 +1,22 @@
 """``twinrank train --sample-weight FILE``: LightGBM's weight file, one number per line, one per row
-or one per query.
+or one per query; ``grid --sample-weight NAME`` (the file in each fold's folder) and
+``experiment variance --sample-weight FILE`` read it the same way.
 
 Oracles: the command's model is the Python API's ``fit(train, sample_weight=w)`` on the same file,
 in both engines; a file of one weight per query is the file of each query's weight repeated over
 its rows; a bad file is refused in one line naming the file, the line and the field.
 """
+import csv
+import dataclasses
 import importlib
+import json
 
 import numpy as np
 import pytest
 from synthetic import ranking_data
 
 from twinrank.cli import main
+from twinrank.reference.analysis.pools import variance_experiment
 from twinrank.reference.io.letor import read_letor, write_letor
 from twinrank.reference.io.model import Ensemble
 from twinrank.reference.trees.predict import predict_ensemble
@@ -112,3 +117,85 @@ def test_a_setting_that_cannot_weigh_rows_names_the_flag(files, capsys):
     err = capsys.readouterr().err
     assert "split_gain='least_squares'" in err and "--sample-weight" in err
     assert not (tmp / "m.json").exists()
+
+
+# ----------------------------------------------------------------------------- grid and experiment
+
+GRID = ["--param", "max_leaves=3,5", "--set", "min_samples_leaf=2", "--seeds", "1", "--trees", "3",
+        "--early-stopping", "0", "--metric", "ndcg@5", "--quiet"]
+
+
+@pytest.fixture
+def folds(tmp_path):
+    """Two folds of synthetic queries, LETOR layout, and each fold's training rows' count."""
+    n_rows = {}
+    for k in (1, 2):
+        fold = tmp_path / f"Fold{k}"
+        fold.mkdir()
+        for name, seed in (("train", k), ("vali", 10 + k), ("test", 20 + k)):
+            write_letor(ranking_data(seed=seed, n_queries=15), fold / f"{name}.txt")
+        n_rows[f"Fold{k}"] = read_letor(fold / "train.txt").n_rows
+    return tmp_path, n_rows
+
+
+def grid(tmp, out, *extra):
+    return main(["grid", "--folds", str(tmp), *GRID, "--output", str(tmp / out), *extra])
+
+
+def metrics_of(path):
+    with open(path) as f:
+        return [(row["valid:ndcg@5"], row["test:ndcg@5"]) for row in csv.DictReader(f)]
+
+
+def test_grid_weighs_each_folds_training_rows_by_the_named_file_in_its_folder(folds, capsys):
+    tmp, n_rows = folds
+    assert grid(tmp, "plain.csv") == 0
+    for fold, n in n_rows.items():
+        write_numbers(tmp / fold / "ones.weight", np.ones(n))
+        write_numbers(tmp / fold / "w.weight", np.random.default_rng(n).uniform(0.0, 4.0, n))
+    assert grid(tmp, "ones.csv", "--sample-weight", "ones.weight") == 0
+    assert grid(tmp, "w.csv", "--sample-weight", "w.weight") == 0
+    assert metrics_of(tmp / "ones.csv") == metrics_of(tmp / "plain.csv")  # weights of 1 are no weights
+    assert metrics_of(tmp / "w.csv") != metrics_of(tmp / "plain.csv")
+    (tmp / "Fold2" / "w.weight").unlink()
+    capsys.readouterr()
+    assert grid(tmp, "missing.csv", "--sample-weight", "w.weight") == 2
+    err = capsys.readouterr().err
+    assert "--sample-weight" in err and "Fold2" in err and not (tmp / "missing.csv").exists()
+
+
+def test_a_grid_record_resumes_only_with_the_same_weights(folds, capsys):
+    tmp, n_rows = folds
+    for fold, n in n_rows.items():
+        write_numbers(tmp / fold / "w.weight", np.arange(n) % 3 + 1.0)
+    assert grid(tmp, "w.csv", "--sample-weight", "w.weight") == 0
+    assert grid(tmp, "w.csv", "--resume") == 2  # the record's folds were weighted
+    assert "recorded for other settings" in capsys.readouterr().err
+
+
+def test_grid_names_a_lightgbm_weight_file_it_does_not_read(folds, capsys):
+    tmp, n_rows = folds
+    write_numbers(tmp / "Fold1" / "train.txt.weight", np.ones(n_rows["Fold1"]))
+    assert grid(tmp, "plain.csv") == 0
+    assert "Fold1/train.txt.weight is not read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_the_variance_experiment_samples_the_weighted_rows_as_the_python_api_does(files, capsys, engine):
+    tmp, data = files
+    write_letor(ranking_data(seed=2, n_queries=15), tmp / "test.txt")
+    w = np.random.default_rng(5).uniform(0.0, 3.0, data.n_rows)
+    argv = ["experiment", "variance", "--train", str(tmp / "train.txt"), "--test", str(tmp / "test.txt"),
+            "--set", "n_trees=3", "--set", "max_leaves=4", "--models", "2", "--samples", "2", "--metric", "ndcg@5",
+            "--convention", "lightgbm", "--json", "--quiet", "--engine", engine]
+    assert main(argv + ["--sample-weight", write_numbers(tmp / "w.weight", w)]) == 0
+    weighted = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) != weighted
+    twin, bagging = (importlib.import_module(f"twinrank.{engine}{name}") for name in ("", ".rankers.bagging"))
+    test = read_letor(tmp / "test.txt", n_features=data.n_features)
+    methods = {"LambdaMART": lambda seed: twin.LambdaMART(n_trees=3, max_leaves=4, seed=seed),
+               "BL-MART (B=2)": lambda seed: bagging.BLMART(n_trees=3, max_leaves=4, seed=seed, n_models=2)}
+    api = variance_experiment(methods, dataclasses.replace(data, weight=w), test, samples=2, fraction=0.67,
+                              metrics=("ndcg@5",), convention="lightgbm", seed=0)
+    assert weighted["mean"] == api.mean and weighted["variance"] == api.variance

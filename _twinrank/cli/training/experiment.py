@@ -4,6 +4,7 @@ Trains LambdaMART and BL-MART (with the same member parameters, ``--set``) on
 ``--samples`` samples of ``--fraction`` of the training queries, scores the test set
 with each, and prints per metric the mean and variance over the samples and
 BL-MART's reduction of LambdaMART's variance (:func:`twinrank.reference.analysis.pools.variance_experiment`).
+``--sample-weight FILE`` weighs the training rows (a sample keeps its rows' weights).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from twinrank.cli._common import (
     require_queries,
 )
 from twinrank.cli.training.grid import parse_params
+from twinrank.cli.training.train import note_unread_weights, weighted
 from twinrank.reference.errors import ParameterError
 
 EXAMPLE = """\
@@ -40,6 +42,9 @@ def add_parser(sub) -> None:
     q.add_argument("--train", required=True, help="the training queries to sample (LETOR file)")
     q.add_argument("--valid", help="validation data of every model (early stopping; default: none)")
     q.add_argument("--test", required=True, help="the test set every model scores (LETOR file)")
+    q.add_argument("--sample-weight", metavar="FILE",
+                   help="the training rows' weights, one number per line, per row or per query (LightGBM's "
+                        "<data>.weight); a sample keeps its rows' weights (default: none)")
     q.add_argument("--samples", type=int, default=10, help="training samples T, at least 2 (default 10)")
     q.add_argument("--fraction", type=float, default=0.67,
                    help="fraction of the training queries in a sample, in (0, 1] (default 0.67)")
@@ -60,7 +65,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from twinrank.reference.io.letor import read_letor
 
-    for path, flag in ((args.train, "--train"), (args.valid, "--valid"), (args.test, "--test")):
+    for path, flag in ((args.train, "--train"), (args.valid, "--valid"), (args.test, "--test"),
+                       (args.sample_weight, "--sample-weight")):
         check_input(path, flag)
     params = parse_params(args.set, "bl-mart", many=False)
     if args.models < 1 or args.samples < 2 or not 0 < args.fraction <= 1:
@@ -70,6 +76,10 @@ def run(args) -> int:
     bagging = engine_module(args.engine, "bagging").BLMART
     bagging(**params, n_models=args.models).validated_params()  # every parameter checked before any data
     train = read_letor(args.train, **reading_options(args))
+    if args.sample_weight is not None:
+        train = weighted(train, args.sample_weight)
+    else:
+        note_unread_weights(args.train)
     valid = read_letor(args.valid, n_features=train.n_features, **reading_options(args)) if args.valid else None
     test = read_letor(args.test, n_features=train.n_features, **reading_options(args))
     for data, path, flag in ((train, args.train, "--train"), (test, args.test, "--test")):

@@ -13,17 +13,33 @@ of the finished ones and says how many are left; the same command with ``--resum
 only those (the runs that failed are tried again). A record of other settings is refused,
 naming what differs; without ``--resume``, the record of an unfinished grid is refused
 rather than replaced.
+
+``--sample-weight NAME`` weighs each fold's training rows by the file ``NAME`` in its
+folder (LightGBM's ``train.txt.weight``, one number per line, per row or per query);
+without it, no weight file is read, and one lying beside a fold's training data is named
+on stderr.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import glob
 import os
+import re
 import sys
 import time
 
-from twinrank.cli._common import add_engine_option, check_output, check_overwrites, engine_module
-from twinrank.cli.training.train import ALGORITHMS, _kind, _metric, estimator_classes, field_of, flag
+from twinrank.cli._common import add_engine_option, check_input, check_output, check_overwrites, engine_module
+from twinrank.cli.training.train import (
+    ALGORITHMS,
+    _kind,
+    _metric,
+    estimator_classes,
+    field_of,
+    flag,
+    note_unread_weights,
+    weighted,
+)
 from twinrank.reference.errors import ParameterError
 from twinrank.reference.evaluation.metrics import CONVENTIONS, DEFAULT_CONVENTION
 
@@ -49,6 +65,9 @@ def add_parser(sub) -> None:
                    help="a parameter and the values to try (repeatable), e.g. max_leaves=7,15")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter fixed for every run (repeatable), e.g. query_subsample=0.5")
+    p.add_argument("--sample-weight", metavar="NAME",
+                   help="the name of a weight file in every fold folder, e.g. train.txt.weight (LightGBM's): that "
+                        "fold's training rows' weights, one number per line, per row or per query (default: none)")
     p.add_argument("--seeds", type=int, default=3, help="seeds (repeats) per configuration and fold (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the master seed the runs' seeds come from (default 0)")
     p.add_argument("--metric", type=_metric, default="ndcg@10",
@@ -122,10 +141,11 @@ def run(args) -> int:
                       "--plot's data": _curve_path(args.plot)}, _fold_files(args.folds))
     if args.plot:
         _require_matplotlib()
+    weight_files = _weight_files(args.folds, args.sample_weight)
     module, name = ALGORITHMS[args.algorithm]
     estimator = getattr(engine_module(args.engine, module), name)
     fixed.update(_fixed(args, estimator))
-    folds = read_folds(args.folds)
+    folds = weighted_folds(read_folds(args.folds), weight_files)
     executor = make_executor(n_jobs=args.jobs, workers=args.workers, scheduler=args.scheduler)
     try:
         result = engine_module(args.engine, "grid").grid_search(
@@ -168,6 +188,29 @@ def _fold_files(folder) -> dict:
         for path in sorted(glob.glob(os.path.join(glob.escape(fold), "*"))):
             found[f"--folds's {os.path.basename(fold)}/{os.path.basename(path)}"] = path
     return found
+
+
+def _weight_files(folder, name) -> dict | None:
+    """``{fold name: path}`` of ``--sample-weight NAME`` in every ``Fold*`` folder, each checked to exist;
+    without it None, and a note for each LightGBM weight file beside a fold's training data (left unread)."""
+    folds = [path for path in glob.glob(os.path.join(glob.escape(folder), "Fold*"))
+             if re.fullmatch(r"Fold\d+", os.path.basename(path)) and os.path.isdir(path)]
+    if name is None:
+        for fold in folds:
+            for train in ("train.txt", "train.txt.gz"):
+                note_unread_weights(os.path.join(fold, train))
+        return None
+    paths = {os.path.basename(fold): os.path.join(fold, name) for fold in folds}
+    for path in paths.values():
+        check_input(path, "--sample-weight")
+    return paths
+
+
+def weighted_folds(folds: list, weight_files: dict | None) -> list:
+    """Each fold with its training set weighted by its file of ``weight_files`` (unchanged if None)."""
+    if weight_files is None:
+        return folds
+    return [dataclasses.replace(fold, train=weighted(fold.train, weight_files[fold.name])) for fold in folds]
 
 
 def _fixed(args, estimator) -> dict:

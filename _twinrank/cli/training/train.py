@@ -261,7 +261,7 @@ def run(args) -> int:
     if args.sample_weight is not None:
         train = weighted(train, args.sample_weight)
     else:
-        _note_unread_weights(args.train)
+        note_unread_weights(args.train)
     valid = _read(read_letor, args, args.valid, "--valid", n_features=train.n_features) if args.valid else None
     convention = getattr(est, "convention", None)
     if args.algorithm == "bl-mart":
@@ -322,7 +322,7 @@ def weighted(train, path):
     return dataclasses.replace(train, weight=row_weights(weights, train.query_sizes))
 
 
-def _note_unread_weights(path) -> None:
+def note_unread_weights(path) -> None:
     """Say so when LightGBM's weight file lies next to the training data: LightGBM would read it,
     twinrank reads only the file ``--sample-weight`` names."""
     sibling = f"{path}.weight"
