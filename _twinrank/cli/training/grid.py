@@ -193,8 +193,9 @@ def _fold_files(folder) -> dict:
 def _weight_files(folder, name) -> dict | None:
     """``{fold name: path}`` of ``--sample-weight NAME`` in every ``Fold*`` folder, each checked to exist;
     without it None, and a note for each LightGBM weight file beside a fold's training data (left unread)."""
-    folds = [path for path in glob.glob(os.path.join(glob.escape(folder), "Fold*"))
-             if re.fullmatch(r"Fold\d+", os.path.basename(path)) and os.path.isdir(path)]
+    folds = sorted((path for path in glob.glob(os.path.join(glob.escape(folder), "Fold*"))
+                    if re.fullmatch(r"Fold\d+", os.path.basename(path)) and os.path.isdir(path)),
+                   key=lambda path: int(os.path.basename(path)[4:]))
     if name is None:
         for fold in folds:
             for train in ("train.txt", "train.txt.gz"):
