@@ -66,7 +66,7 @@ GrowerRules = namedtuple("GrowerRules", ["max_leaves", "max_depth", "min_rows", 
                                          "min_gain", "gain_rtol", "separate", "n_threads", "big"])
 NodeArrays = namedtuple("NodeArrays", ["feature", "bin_threshold", "left", "right", "missing", "value",
                                        "gain", "count", "hessian_sum", "leaf_of_row"])
-Workspace = namedtuple("Workspace", ["order0", "order1", "gh", "goes_left", "block_lefts", "hist"])
+Workspace = namedtuple("Workspace", ["order1", "gh", "goes_left", "block_lefts", "hist"])
 Packing = namedtuple("Packing", ["g_int", "h_int", "g_levels", "h_levels", "max_chunk", "ihist", "pk",
                                  "active0", "active1"])
 NO_SPLIT = -1
@@ -90,7 +90,8 @@ def grow(data, rules, out, work, packing):
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8: the bins column-major and row-major;
     #     gradients, hessians (n_rows,) float64 (with ``packing``: its int8 / uint8 integers, read
-    #     only for the root's sums); rows (m,) int64 row ids; n_bins (d,);
+    #     only for the root's sums); rows (m,) row ids (int32 while they fit), IN/BUF: the first row
+    #     buffer, overwritten (``tree._first_buffer``: no copy of a round's every row); n_bins (d,);
     #     feature_mask (2 * max_leaves - 1, d) bool; penalty (d,) cost_lambda * feature_cost;
     #     gain_rtol: twinrank.reference.trees.tree.GAIN_TIE_RTOL (gains that close are ties);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
@@ -101,8 +102,8 @@ def grow(data, rules, out, work, packing):
     # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (or ``all_dense``): dense nodes are
     #     summed without the sparse features' most frequent bins (``build``); has_missing (d,)
     #     bool: the features with a missing value in some row (``_counts.missing_columns``)
-    # BUF work: ``(order0, order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the
-    #     row buffers (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
+    # BUF work: ``(order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the second
+    #     row buffer (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
     #     (2 * (m // PARTITION_BLOCK + 2),) int64 and the histogram pool (max_leaves + 1, d,
     #     FEATURE_SLOTS, LANES) float64 (g, h); any content
     # IN  packing: None, or quantized training's ``Packing(g_int (n_rows,) int8, h_int (n_rows,) uint8,
@@ -119,7 +120,8 @@ def grow(data, rules, out, work, packing):
     feature, bin_threshold, left, right, missing, value, gain, count, hessian_sum, leaf_of_row = out
     n_nodes_max, n_features, m = 2 * max_leaves - 1, len(n_bins), len(rows)
     n_rows = len(gradients)
-    order0, order1, gh, goes_left, block_lefts, hist = work  # gh: a node's gathered (g, h)
+    order1, gh, goes_left, block_lefts, hist = work  # gh: a node's gathered (g, h)
+    order0 = rows  # the first row buffer is the rows themselves (overwritten)
     orders = (order0, order1)  # the two row buffers
     spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
     free_slots = list(range(max_leaves - 1, -1, -1))
@@ -142,12 +144,10 @@ def grow(data, rules, out, work, packing):
     else:
         actives = (packing.active0, packing.active1)
         n_active, g_root, h_root, g_abs, h_max, h_min = split_rows(packing.g_int, packing.h_int, rows, actives[0],
-                                                                   order0)
+                                                                   order1)
         by_active = n_active <= m * (1.0 - MIN_INACTIVE_SHARE)
         astop[0] = n_active if by_active else 0
-    if not by_active:
-        for i in range(m):
-            order0[i] = rows[i]
+        buf[0] = 1 if by_active else 0  # the root's inactive rows are in order1; else all in rows
     summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # a node's two segments
     depth = np.zeros(n_nodes_max, dtype=np.int64)
     missing_free = np.zeros((n_nodes_max, n_features), dtype=np.bool_)  # features counted without a missing row

@@ -60,18 +60,19 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
                           feature_cost)
     leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
     if quantized is None and params.split_gain == "newton":
-        return _grow(job, np.empty(0, dtype=np.int32) if leaf_of_row is None else leaf_of_row, None)
+        no_leaves = np.empty(0, dtype=np.int32)
+        return _grow(job, no_leaves if leaf_of_row is None else leaf_of_row, None, rows is None)
     if leaf_of_row is None:
         leaf_of_row = np.zeros(len(job.gradients), dtype=np.int32)  # (n_rows,) filled by the grower
     if quantized is None:  # least-squares splits (every hessian 1), Newton leaves refit as the reference's
-        tree = _grow(least_squares_job(job), leaf_of_row, None)
+        tree = _grow(least_squares_job(job), leaf_of_row, None, rows is None)
         return refit(tree, leaf_of_row, _rows_or_every(rows, job), job.gradients, job.hessians, params.lambda_l2,
                      1.0)
     quantized = checked_quantized(quantized, len(job.gradients))
     quantized = dataclasses.replace(quantized, gradients=quantized.gradients.astype(np.int8, copy=False),
                                     hessians=quantized.hessians.astype(np.uint8, copy=False))
     on_integers = integer_job(job, quantized, dtype=None)  # the grower reads the int8 / uint8 integers
-    tree = _grow(on_integers, leaf_of_row, _packing(quantized, job))
+    tree = _grow(on_integers, leaf_of_row, _packing(quantized, job), rows is None)
     return refit(tree, leaf_of_row, _rows_or_every(rows, job), job.gradients, job.hessians, params.lambda_l2,
                  on_integers.gain_factor)
 
@@ -98,10 +99,11 @@ def _packing(quantized: QuantizedGradients, job) -> Packing:
                    active1=empty("active1", (m,), _row_id_type(n_rows)))
 
 
-def _grow(job, leaf_of_row, packing) -> Tree:
+def _grow(job, leaf_of_row, packing, every_row: bool) -> Tree:
     """The tree of ``job`` (``_checked_inputs``); fills ``leaf_of_row`` unless it is empty; sums
     the histograms packed (``_packed_histogram``) with ``packing`` (:func:`_packing`), else in
-    float64."""
+    float64. ``every_row``: ``job.rows`` is the check's own ``arange`` (``grow_tree`` got no rows),
+    which the grower may overwrite; else they are copied first."""
     params = job.params
     big = _grower.big_nodes(*job.binned.shape)  # else the grower is compiled without what big nodes take
     n_nodes_max = 2 * job.max_leaves - 1  # room for the leaves the rows can fill (TreeParams.leaves_for)
@@ -109,7 +111,8 @@ def _grow(job, leaf_of_row, packing) -> Tree:
     bin_columns, bin_rows = _flat_layouts(job.binned)
     data = GrowerData(bin_columns=bin_columns, bin_rows=bin_rows,
                       gradients=np.ascontiguousarray(job.gradients),
-                      hessians=np.ascontiguousarray(job.hessians), rows=job.rows, n_bins=job.n_bins,
+                      hessians=np.ascontiguousarray(job.hessians),
+                      rows=_first_buffer(job.rows, len(job.gradients), every_row), n_bins=job.n_bins,
                       feature_mask=np.ascontiguousarray(job.feature_mask), penalty=job.penalty,
                       skipping=sparse_layout(job.binned), has_missing=missing_mask(job.binned))
     rules = GrowerRules(max_leaves=job.max_leaves,
@@ -130,11 +133,12 @@ def _grow(job, leaf_of_row, packing) -> Tree:
 def _work(job, big: bool) -> Workspace:
     """The grower's scratch buffers (``_grower.grow``'s ``work``), from ``_workspace.empty``: the
     same arrays tree after tree within a fit (without ``big`` nodes, ``_grower.big_nodes``, no
-    parallel partition's ``block_lefts``: ``_partition.partition``)."""
+    parallel partition's ``block_lefts``: ``_partition.partition``). The first row buffer is the
+    round's rows themselves (:func:`_first_buffer`)."""
     m, (n_rows, n_features) = len(job.rows), job.binned.shape
     row_id = _row_id_type(n_rows)
     block_lefts = empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64) if big else None
-    return Workspace(order0=empty("order0", (m,), row_id), order1=empty("order1", (m,), row_id),
+    return Workspace(order1=empty("order1", (m,), row_id),
                      gh=empty("gh", (m, 2)), goes_left=empty("goes_left", (m,), np.uint8),
                      block_lefts=block_lefts,
                      hist=empty("hist", (job.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
@@ -159,6 +163,13 @@ def _flat_layouts(binned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The bins as two flat buffers, column-major and row-major (one kernel type for any shape)."""
     columns, rows = bin_layouts(binned)
     return columns.reshape(-1, order="F"), rows.reshape(-1)
+
+
+def _first_buffer(rows: np.ndarray, n_rows: int, own: bool) -> np.ndarray:
+    """The grower's ``rows``, its first row buffer (``_grower.grow`` overwrites it): ``rows`` itself when
+    they are ``own`` (not the caller's) and of the grower's type, else a copy as :func:`_row_id_type`."""
+    row_id = _row_id_type(n_rows)
+    return rows if own and rows.dtype == row_id else rows.astype(row_id)
 
 
 def _row_ids(rows: np.ndarray, n_rows: int) -> np.ndarray:

@@ -515,6 +515,24 @@ def test_parallel_paths_identical_to_reference_and_independent_of_thread_count()
     assert one.equals(fast.grow_tree(binned, g_real, h, thresholds, params))
 
 
+@pytest.mark.parametrize("row_type", [np.int32, np.int64])
+def test_the_callers_rows_are_left_as_given_on_every_path(row_type):
+    """The fast grower partitions a round's every row in place (the check's own ``arange``), but rows it is
+    given are the caller's: newton, least-squares and quantized trees leave them as they were, and are the
+    trees of a copy."""
+    X, thresholds, g, h = make_problem(5, 3_000, 6, max_bins=12)
+    binned = fast_binning.apply_bins(X, thresholds)
+    rows = np.sort(np.random.default_rng(3).choice(len(g), 2_000, replace=False)).astype(row_type)
+    kept = rows.copy()
+    quantized = fast.quantize_gradients(np.random.default_rng(4), g, h, 4, rows)
+    for options in ({}, {"params": TreeParams(max_leaves=8, split_gain="least_squares")},
+                    {"quantized": quantized}):
+        params = options.pop("params", TreeParams(max_leaves=8))
+        tree = fast.grow_tree(binned, g, h, thresholds, params, rows=rows, **options)
+        np.testing.assert_array_equal(rows, kept)
+        assert tree.equals(fast.grow_tree(binned, g, h, thresholds, params, rows=kept.copy(), **options))
+
+
 def test_sparse_nodes_summed_in_halves_match_the_reference_and_any_thread_count():
     """Deep nodes (under 1/16 of the rows) big enough for threads (m * d >= 65,536) are summed as two
     fixed halves of their rows (``_histogram._build_halves``): the same tree as the reference on
