@@ -103,9 +103,9 @@ def grow(data, rules, out, work, packing):
     #     summed without the sparse features' most frequent bins (``build``); has_missing (d,)
     #     bool: the features with a missing value in some row (``_counts.missing_columns``)
     # BUF work: ``(order1, gh, goes_left, block_lefts, hist)``, from ``tree._work``: the second
-    #     row buffer (m,) like ``rows``, gh (m, 2) float64, goes_left (m,) uint8, block_lefts
-    #     (2 * (m // PARTITION_BLOCK + 2),) int64 and the histogram pool (max_leaves + 1, d,
-    #     FEATURE_SLOTS, LANES) float64 (g, h); any content
+    #     row buffer (m,) like ``rows``, gh (m, 2) float64 (with ``packing`` unread: (0, 2)),
+    #     goes_left (m,) uint8, block_lefts (2 * (m // PARTITION_BLOCK + 2),) int64 and the
+    #     histogram pool (max_leaves + 1, d, FEATURE_SLOTS, LANES) float64 (g, h); any content
     # IN  packing: None, or quantized training's ``Packing(g_int (n_rows,) int8, h_int (n_rows,) uint8,
     #     g_levels, h_levels, max_chunk, ihist (n_threads, d, FEATURE_SLOTS) int64, pk (m,) int64,
     #     active0, active1 (m,) like ``rows``)``: then every histogram is summed packed

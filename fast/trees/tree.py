@@ -122,7 +122,8 @@ def _grow(job, leaf_of_row, packing, every_row: bool) -> Tree:
                         gain_rtol=GAIN_TIE_RTOL, separate=params.missing_split == "separate",
                         n_threads=numba.get_num_threads(),
                         big=True if big else None)
-    n_nodes = grow(data, rules, NodeArrays(**nodes, leaf_of_row=leaf_of_row), _work(job, big), packing)
+    n_nodes = grow(data, rules, NodeArrays(**nodes, leaf_of_row=leaf_of_row), _work(job, big, packing is None),
+                   packing)
     assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * leaves - 1 suffice
     nodes = {name: values[:n_nodes] for name, values in nodes.items()}
     threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
@@ -130,16 +131,17 @@ def _grow(job, leaf_of_row, packing, every_row: bool) -> Tree:
     return Tree(threshold=threshold, **nodes)
 
 
-def _work(job, big: bool) -> Workspace:
+def _work(job, big: bool, in_float: bool) -> Workspace:
     """The grower's scratch buffers (``_grower.grow``'s ``work``), from ``_workspace.empty``: the
     same arrays tree after tree within a fit (without ``big`` nodes, ``_grower.big_nodes``, no
     parallel partition's ``block_lefts``: ``_partition.partition``). The first row buffer is the
-    round's rows themselves (:func:`_first_buffer`)."""
+    round's rows themselves (:func:`_first_buffer`). The gathered ``(g, h)`` only for histograms
+    summed ``in_float`` (quantized training gathers packed integers, ``Packing.pk``, instead)."""
     m, (n_rows, n_features) = len(job.rows), job.binned.shape
     row_id = _row_id_type(n_rows)
     block_lefts = empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64) if big else None
     return Workspace(order1=empty("order1", (m,), row_id),
-                     gh=empty("gh", (m, 2)), goes_left=empty("goes_left", (m,), np.uint8),
+                     gh=empty("gh", (m if in_float else 0, 2)), goes_left=empty("goes_left", (m,), np.uint8),
                      block_lefts=block_lefts,
                      hist=empty("hist", (job.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
 
