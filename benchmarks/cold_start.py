@@ -147,6 +147,91 @@ def profile_child(out_path: str) -> None:
     Path(out_path).write_text(json.dumps({"rows": listener.rows, "process": total, "stages": stages.seconds}))
 
 
+# ----------------------------------------------------------------------------- timeline (child)
+
+TIMELINE_LISTENER = """
+import os, time
+from numba.core.event import Listener, register
+class _Timeline(Listener):
+    depth = 0
+    def _log(self, what, event):
+        d = event.data["dispatcher"]
+        with open(os.environ["TWINRANK_TIMELINE"], "a") as f:
+            f.write(f"{time.time():.3f} {os.getpid()} {time.process_time():.3f} {what} "
+                    f"{d.py_func.__module__.rsplit('.', 1)[-1]}.{d.py_func.__qualname__}\\n")
+    def on_start(self, event):
+        if self.depth == 0:
+            self._log("start", event)
+        self.depth += 1
+    def on_end(self, event):
+        self.depth -= 1
+        if self.depth == 0:
+            self._log("end", event)
+register("numba:compile", _Timeline())
+"""
+
+
+def timeline_child(out_path: str) -> None:
+    """Run the demo in this process, both processes' compilations logged (the helper's too: its code
+    starts with the same listener), and when the fit waits for the helper."""
+    import contextlib
+    import io
+
+    os.environ["TWINRANK_TIMELINE"] = out_path
+    log = Path(out_path)
+    log.write_text(f"{time.time():.3f} {os.getpid()} {time.process_time():.3f} process start\n")
+    exec(TIMELINE_LISTENER, {})
+    from twinrank.fast.trees import _warm
+
+    _warm.HELPER_CODE = TIMELINE_LISTENER + _warm.HELPER_CODE
+    scorers, waiting = _warm.compile_scorers, _warm.wait_for_helper
+
+    def note(what):
+        with log.open("a") as f:
+            f.write(f"{time.time():.3f} {os.getpid()} {time.process_time():.3f} {what} -\n")
+
+    def compile_scorers(*args):
+        scorers(*args)
+        note("idle")
+
+    def wait_for_helper():  # before every tree; a helper only before the first
+        running = bool(_warm._helper)
+        waiting()
+        if running:
+            note("resume")
+
+    _warm.compile_scorers, _warm.wait_for_helper = compile_scorers, wait_for_helper
+    from twinrank.cli import main
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(COMMAND[2:])
+    note("exit")
+
+
+def timeline(threads: int | None) -> dict:
+    """One cold demo, both processes: each compilation's start and end (seconds from the demo's start)
+    and process CPU, the fit's wait for its helper, each process's end."""
+    with tempfile.TemporaryDirectory(prefix="twinrank-cold-") as cache:
+        out = Path(cache) / "timeline.txt"
+        run = _cpu_run([str(Path(__file__).resolve()), "--child-timeline", str(out)], cache, threads)
+        lines = [line.split() for line in out.read_text().splitlines()]
+    t0, fit = float(lines[0][0]), lines[0][1]
+    events, started = [], {}
+    for at, pid, cpu, what, name in lines:
+        who = "fit" if pid == fit else "helper"
+        at, cpu = round(float(at) - t0, 2), float(cpu)
+        if what == "start":
+            started[pid, name] = at, cpu
+        elif what == "end":
+            begin, cpu0 = started.pop((pid, name))
+            events.append({"process": who, "start_s": begin, "end_s": at, "cpu_s": round(cpu - cpu0, 2),
+                           "kernel": name})
+        elif what != "process":
+            events.append({"process": who, "at_s": at, "event": what})
+    helper_end = max((e["end_s"] for e in events if e["process"] == "helper" and "end_s" in e), default=None)
+    return {"wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "helper_last_compile_end_s": helper_end,
+            "events": sorted(events, key=lambda e: e.get("start_s", e.get("at_s")))}
+
+
 def profile(threads: int | None) -> dict:
     """Per-kernel, per-entry-point, per-group and per-stage compile times of one cold demo, every
     kernel compiled in the one process (no compile helper)."""
@@ -196,10 +281,16 @@ def main(argv=None) -> None:
     parser.add_argument("--profile", action="store_true", help="also the per-kernel compile table")
     parser.add_argument("--top", type=int, default=30, help="kernels shown in the table (default 30)")
     parser.add_argument("--json", metavar="PATH", help="write every number here")
+    parser.add_argument("--timeline", action="store_true", help="also one cold run's timeline of both "
+                        "processes")
     parser.add_argument("--child-profile", metavar="PATH", help=argparse.SUPPRESS)
+    parser.add_argument("--child-timeline", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_profile:
         profile_child(args.child_profile)
+        return
+    if args.child_timeline:
+        timeline_child(args.child_timeline)
         return
     out = {"machine": machine(), "command": "python " + " ".join(COMMAND), "threads": args.threads,
            "runs": []}
@@ -223,6 +314,16 @@ def main(argv=None) -> None:
         print("per stage of numba: " + ", ".join(f"{g} {t:.1f} s" for g, t in list(p["stages_cpu_s"].items())[:12]))
         print("\nper kernel (exclusive):\n" + table(p["kernels"], args.top))
         print("\nper entry point (inclusive):\n" + table(p["entry_points"], args.top))
+    if args.timeline:
+        out["timeline"] = t = timeline(args.threads)
+        print(f"\ntimeline of one cold run ({t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s cpu), seconds from "
+              "its start:")
+        for e in t["events"]:
+            if "kernel" in e:
+                print(f"{e['process']:>6} {e['start_s']:6.2f} - {e['end_s']:6.2f} ({e['cpu_s']:5.2f} s cpu) "
+                      f"{e['kernel']}")
+            else:
+                print(f"{e['process']:>6} {e['at_s']:6.2f} {e['event']}")
     out["load_average_after"] = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")

@@ -13,6 +13,12 @@ process whose parent holds the lock for it does not take it. Reentrant within a 
 system releases it when the process ends, however it ends. Where ``flock`` is missing (not
 POSIX) or fails (some network file systems), nothing is locked: the cache stays correct
 (each file is written whole and renamed into place), only compiled more than once.
+
+A kernel one process compiles for another (the grower's split search, which a fit's process
+compiles while its helper compiles the rest of the grower) is *promised*: the compiling process
+holds a lock file of its own (:func:`promised`) until the kernel is saved, and the other one,
+before it looks for the kernel in the cache, waits for that lock (:func:`wait_for_promise`):
+it loads the kernel instead of compiling it a second time.
 """
 from __future__ import annotations
 
@@ -84,3 +90,39 @@ class CompileLock:
 
 
 LOCK = CompileLock()
+
+
+@contextlib.contextmanager
+def promised(folder: Path, name: str):
+    """Hold the lock file ``folder/name`` while the block compiles a kernel another process waits for
+    (:func:`wait_for_promise`); nothing is held where it cannot be locked (the other compiles it too)."""
+    descriptor = None
+    if fcntl is not None:
+        try:
+            descriptor = os.open(folder / name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            if descriptor is not None:
+                os.close(descriptor)
+            descriptor = None
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)  # releases the lock
+
+
+def wait_for_promise(folder: Path, name: str) -> None:
+    """Return once no process holds the lock file ``folder/name`` (:func:`promised`): at once if none does,
+    or it cannot be read."""
+    if fcntl is None:
+        return
+    try:
+        descriptor = os.open(folder / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(descriptor, fcntl.LOCK_SH)
+    finally:
+        os.close(descriptor)

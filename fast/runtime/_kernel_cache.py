@@ -61,7 +61,7 @@ from numba.core.registry import CPUDispatcher
 
 from twinrank.fast.runtime import _numba_cache
 from twinrank.fast.runtime._cache_manifest import Manifest
-from twinrank.fast.runtime._compile_lock import LOCK
+from twinrank.fast.runtime._compile_lock import LOCK, wait_for_promise
 from twinrank.fast.runtime._compile_notice import NOTICE
 
 
@@ -282,11 +282,15 @@ class KernelCache(FunctionCache):
         self._cache_file = _CheckedFiles(self._cache_path, self._impl.filename_base,
                                          self._cache_file._source_stamp)
         self._callee_key = False  # the key of a callee's compilation (``_index_key``)
+        self.promise = None  # the lock file of another process compiling this kernel, waited for (_compile_lock)
 
     def _index_key(self, sig, codegen):
         return super()._index_key(sig, codegen) + (("callee",) if self._callee_key else ())
 
     def load_overload(self, sig, target_context):
+        if self.promise is not None:  # another process compiles it for this one: wait, then load it
+            wait_for_promise(_numba_cache.FOLDER, self.promise)
+            self.promise = None
         loaded = self._load(sig, target_context)
         if loaded is not None:
             return loaded

@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import prange
+from numba import prange, typeof, types
 
 from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.trees._counts import proof_of
@@ -485,6 +485,25 @@ def _evaluate_nodes(first, n, hist, slot, stats, data, rules, gradient_noise, sc
                       (min_rows, min_hessian, l2, min_gain, gain_rtol, separate), gradient_noise,
                       (gains[i], bins[i], sides[i], exact[i]), (best_gain, best_feature, best_bin, best_side),
                       counts[i], counted[i], node)
+
+
+def split_search_types(data, rules, out, work) -> tuple:
+    """The types of the arguments ``grow(data, rules, out, work, None)`` (the exact grower) passes to
+    :func:`_evaluate_nodes`: ``grow``'s own arrays, made small. A fit's process compiles the split
+    search with them while the compile helper compiles the rest of the grower (``_warm``); a test
+    keeps them the ones ``grow`` compiles."""
+    n_features = len(data.n_bins)
+    nodes, orders = np.zeros(1, dtype=np.int64), (data.rows, work.order1)  # grow's own first buffer: rows
+    per_feature = tuple(np.empty((3, n_features), dtype) for dtype in (np.float64, np.int64, np.int64, np.bool_))
+    per_node = tuple(np.empty((2, 1), dtype) for dtype in (np.float64, np.int64, np.int64, np.int64))
+    arguments = (np.int64(0), np.int64(1), work.hist, nodes, (np.zeros(1), out.hessian_sum, out.count), data,
+                 rules, 0.0, per_feature, per_node, np.empty((3, n_features, N_SLOTS)),
+                 np.zeros((3, n_features), dtype=np.bool_),
+                 (orders, nodes, nodes, nodes, orders, nodes, nodes, nodes), (0.0, 0.0),
+                 np.zeros((1, n_features), dtype=np.bool_))
+    found = [typeof(argument) for argument in arguments]
+    found[12] = types.Tuple((*found[12].types, types.literal(False)))  # summed: by_active, False all along
+    return tuple(found)
 
 
 @njit(cache=True, inline='always')

@@ -3,15 +3,24 @@
 numba compiles under one lock per process, so threads cannot share the first
 run's compilation, but two processes can: the grower (``_grower.grow`` and its
 callees, about half of a cold fit's compile time) is compiled by a helper
-process into the shared on-disk cache while this process compiles the binning,
-objective, metric and prediction kernels (those of scoring the trees,
-:func:`compile_scorers`, while it waits). The fast engine (``engine.FAST``) wraps
-the two kernels every fit calls: its first, ``bin_thresholds``, starts the helper
-(:func:`starting_helper`); ``grow_tree`` / ``grow_trees`` wait for it
+process into the shared on-disk cache while this process compiles the grower's split
+search (:func:`compile_split_search`), then the binning, objective and metric kernels. The
+kernels a fit calls after its first tree (scoring the trees, :data:`SCORING`) are compiled
+by whichever of the two is free first (:func:`compile_scorers`). The fast engine
+(``engine.FAST``) wraps the two kernels every fit calls: its first, ``bin_thresholds``,
+starts the helper (:func:`starting_helper`); ``grow_tree`` / ``grow_trees`` wait for it
 (:func:`after_helper`), then load the grower from the cache::
 
-    this process   import | fit starts: spawn | binning, lambdarank, metrics ... | wait | load grow | trees ...
-    helper                                    | import | compile grow (tiny tree) -> cache | exit
+    this process   import | spawn, split search | binning, lambdarank, metrics | scoring jobs | wait | trees ...
+    helper                | import | compile grow (tiny tree): loads the split search | scoring jobs | exit
+
+Both end about together on two free cores (``benchmarks/cold_start.py`` draws the timeline).
+The split search (``_grower._evaluate_nodes`` and its callees, about a fifth of the grower's
+compile time) is compiled with the exact types ``grow`` calls it with
+(``_grower.split_search_types``), as a callee, under a lock file taken before the helper
+starts (``_compile_lock.promised``): the helper, typing ``grow``, reaches it after the
+histograms, waits for that lock if it is still held, and loads it from the cache. A scoring
+job is claimed by the process that first makes its file in the kernels' folder.
 
 The helper grows one tiny tree through :func:`~.tree.grow_tree`, the fit's own
 code path, so it compiles exactly the fit's signatures (the bins read-only,
@@ -37,6 +46,7 @@ the grower itself, as without a helper.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import subprocess
@@ -46,22 +56,31 @@ import time
 
 import numba
 import numpy as np
+from numba.core.compiler_lock import global_compiler_lock
 
 from twinrank.fast.runtime import _numba_cache
-from twinrank.fast.runtime._compile_lock import HOLDER, LOCK
+from twinrank.fast.runtime._compile_lock import HOLDER, LOCK, promised
 from twinrank.fast.runtime._compile_notice import NOTICE
-from twinrank.fast.runtime._kernel_cache import cached_signatures, caching
-from twinrank.fast.trees._grower import big_nodes, grow
+from twinrank.fast.runtime._kernel_cache import KernelCache, cached_signatures, caching
+from twinrank.fast.trees._grower import _evaluate_nodes, big_nodes, grow, split_search_types
 from twinrank.fast.trees._layout import missing_mask, sparse_layout
 from twinrank.fast.trees._partition import PARALLEL_ROWS
-from twinrank.fast.trees.predict import WALK_ROWS, add_leaf_values, predict_ensemble, predict_tree_binned
-from twinrank.fast.trees.tree import grow_tree
+from twinrank.fast.trees.predict import (
+    WALK_ROWS,
+    WALK_ROWS_ALONE,
+    add_leaf_values,
+    predict_ensemble,
+    predict_tree_binned,
+)
+from twinrank.fast.trees.tree import grow_tree, grower_arguments
 from twinrank.reference.constants import LEAF
 from twinrank.reference.io.model import Ensemble, Tree
 from twinrank.reference.params import TreeParams
+from twinrank.reference.trees._checks import _checked_inputs
 
 HELPER_CODE = ("import sys; sys.path[:0] = sys.argv[3:]; from twinrank.fast.trees import _warm; "
                "_warm.helper_main(int(sys.argv[1]), sys.argv[2] == 'big')")
+SPLIT_SEARCH = "split-search.lock"  # held by a fit's process while it compiles the split search for its helper
 _helper: dict = {}  # the running helper (at most one): "process", "start" (perf_counter), until waited for
 
 
@@ -97,16 +116,18 @@ def start_grower_helper(big: bool = False) -> None:
         LOCK.release()
         return
     env = dict(os.environ, TWINRANK_COMPILE_NOTICE="0", TWINRANK_COMPILE_HELPER="0", **{HOLDER: str(os.getpid())})
-    _helper["start"] = time.perf_counter()
-    try:
-        _helper["process"] = subprocess.Popen(helper_command(os.getpid(), big), env=env,
-                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL)
-    except OSError:
-        _helper.clear()
-        LOCK.release()
-        return
-    threading.Thread(target=_release_after, args=(_helper["process"],), daemon=True).start()
+    with promised(_numba_cache.FOLDER, SPLIT_SEARCH):  # taken before the helper starts: it waits for it
+        _helper["start"], _helper["big"] = time.perf_counter(), big
+        try:
+            _helper["process"] = subprocess.Popen(helper_command(os.getpid(), big), env=env,
+                                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                  stderr=subprocess.DEVNULL)
+        except OSError:
+            _helper.clear()
+            LOCK.release()
+            return
+        threading.Thread(target=_release_after, args=(_helper["process"],), daemon=True).start()
+        compile_split_search(big)
 
 
 def helper_command(parent: int, big: bool = False) -> list[str]:
@@ -131,8 +152,9 @@ def wait_for_helper() -> None:
     grower then loads from the cache). The compile notice shows the helper's time as ``tree``."""
     if not _helper:
         return
-    compile_scorers()
+    compile_scorers(_helper["big"])
     _helper["process"].wait()
+    _unclaim(os.getpid())
     NOTICE.compiled_elsewhere("tree (second process)", time.perf_counter() - _helper.pop("start"))
     _helper.clear()
 
@@ -152,34 +174,91 @@ def grower_is_cached(big: bool = False) -> bool:
 def compile_grower(big: bool = False) -> None:
     """Grow one tree: compiles the grower with the types of a fit (see the module docstring), on four
     rows, or with ``big`` nodes on more than ``PARALLEL_ROWS`` (a few milliseconds)."""
+    grow_tree(*_tiny_tree(big))
+
+
+def compile_split_search(big: bool = False) -> None:
+    """Compile the grower's split search (``_grower._evaluate_nodes`` and its callees) as the grower of
+    :func:`compile_grower` calls it: as a callee (``_kernel_cache.Kernel``, no Python entry point),
+    into the cache, where the helper finds it."""
+    job = _checked_inputs(*_tiny_tree(big), None, None, None)
+    data, rules, out, work, _ = grower_arguments(job, np.empty(0, dtype=np.int32), None, True)
+    with global_compiler_lock:  # a compilation that starts under numba's lock is a callee's
+        _evaluate_nodes.compile(split_search_types(data, rules, out, work))
+
+
+def _tiny_tree(big: bool) -> tuple:
+    """``grow_tree``'s arguments for a tree of 3 leaves on four rows (more than ``PARALLEL_ROWS`` with
+    ``big`` nodes) of two features, typed as a fit's: the bins read-only, Fortran-ordered uint8."""
     n_rows = PARALLEL_ROWS + 1 if big else 4
     binned = np.asfortranarray(np.arange(2 * n_rows).reshape(n_rows, 2) % 8, dtype=np.uint8)  # as apply_bins
     binned.flags.writeable = False
-    gradients = np.linspace(-1.0, 1.0, n_rows)
-    grow_tree(binned, gradients, np.ones(n_rows), [np.arange(7.0)] * 2, TreeParams(max_leaves=3))
+    return binned, np.linspace(-1.0, 1.0, n_rows), np.ones(n_rows), [np.arange(7.0)] * 2, TreeParams(max_leaves=3)
 
 
-def compile_scorers() -> None:
-    """Score a stump as a fit scores each new tree (bins) and as ``predict`` does (float32
-    features), add its leaf values to scores as a round does, and lay out bins as a fit's first
-    tree does (the sparse features' entries, the features with missing values): the kernels a fit
-    and its first prediction compile after the grower, compiled by this process while the helper
-    compiles the grower."""
-    stump = Tree(feature=[0, LEAF, LEAF], threshold=[0.5, 0.0, 0.0], bin_threshold=[0, LEAF, LEAF],
-                 left=[1, LEAF, LEAF], right=[2, LEAF, LEAF], missing=[1, LEAF, LEAF],
-                 value=[0.0, -1.0, 1.0], gain=[1.0, 0.0, 0.0], count=[2, 1, 1],
-                 hessian_sum=[2.0, 1.0, 1.0])
+def compile_scorers(big: bool = False) -> None:
+    """Compile the kernels a fit and its first prediction call after the grower (:data:`SCORING`), those
+    of them the helper has not claimed: each job is claimed by one process of the pair (the fit's
+    while it waits, the helper's once the grower is compiled), whichever is free first."""
+    for job in _claimed(os.getpid()):
+        job(big)
+
+
+def _score_features(big: bool) -> None:
+    """Score a stump on float32 features as ``predict`` does (QuickScorer: at least ``WALK_ROWS`` rows)."""
+    predict_ensemble(Ensemble(trees=[_stump()], tree_weights=[1.0], n_features=2),
+                     np.array([[0.0, 0.0], [1.0, 1.0]] * (WALK_ROWS // 2 + 1), dtype=np.float32))
+
+
+def _score_bins(big: bool) -> None:
+    """Score a stump on bins as a fit scores each new tree on its validation rows (a walk; QuickScorer
+    on bins when the data are ``big``, ``_grower.big_nodes``, as their validation rows may well be), and
+    add its leaf values to scores as a round does."""
+    stump = _stump()
+    n_rows = WALK_ROWS_ALONE if big else 2
     # two columns: a one-column array is also C-contiguous, which numba would type as C layout
-    binned = np.asfortranarray(np.array([[0, 0], [1, 1]], dtype=np.uint8))  # as apply_bins returns
+    binned = np.asfortranarray(np.arange(2 * n_rows).reshape(n_rows, 2) % 2, dtype=np.uint8)  # as apply_bins
     binned.flags.writeable = False
     predict_tree_binned(stump, binned)
     add_leaf_values(np.zeros(2), stump.value, np.zeros(2, dtype=np.int32), 1.0)
+
+
+def _lay_out_bins(big: bool) -> None:
+    """Lay out bins as a fit's first tree does: the sparse features' entries, the features with missing
+    values."""
     sparse = np.asfortranarray(np.array([[0, 1], [0, 2], [0, 1], [1, 3]], dtype=np.uint8))  # feature 0 sparse
     sparse.flags.writeable = False
     sparse_layout(sparse)
     missing_mask(sparse)
-    predict_ensemble(Ensemble(trees=[stump], tree_weights=[1.0], n_features=2),  # QuickScorer: WALK_ROWS rows
-                     np.array([[0.0, 0.0], [1.0, 1.0]] * (WALK_ROWS // 2 + 1), dtype=np.float32))
+
+
+SCORING = (_score_features, _score_bins, _lay_out_bins)  # compile_scorers' jobs, the longest first
+
+
+def _stump() -> Tree:
+    return Tree(feature=[0, LEAF, LEAF], threshold=[0.5, 0.0, 0.0], bin_threshold=[0, LEAF, LEAF],
+                left=[1, LEAF, LEAF], right=[2, LEAF, LEAF], missing=[1, LEAF, LEAF], value=[0.0, -1.0, 1.0],
+                gain=[1.0, 0.0, 0.0], count=[2, 1, 1], hessian_sum=[2.0, 1.0, 1.0])
+
+
+def _claimed(parent: int):
+    """The jobs of :data:`SCORING` this process claims, one at a time: a job is claimed by the process that
+    makes its file (``warm-<parent>-<job>`` in the kernels' folder; removed once the helper has ended)."""
+    for i, job in enumerate(SCORING):
+        try:
+            os.close(os.open(_numba_cache.FOLDER / f"warm-{parent}-{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            continue
+        except OSError:  # cannot be written: the fit's process compiles it, or loads it where the helper did
+            if os.getpid() != parent:
+                continue
+        yield job
+
+
+def _unclaim(parent: int) -> None:
+    for i in range(len(SCORING)):
+        with contextlib.suppress(OSError):
+            os.unlink(_numba_cache.FOLDER / f"warm-{parent}-{i}")
 
 
 def helper_main(parent: int, big: bool = False) -> None:
@@ -191,7 +270,11 @@ def helper_main(parent: int, big: bool = False) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
+    if isinstance(_evaluate_nodes._cache, KernelCache):  # the parent compiles the split search meanwhile
+        _evaluate_nodes._cache.promise = SPLIT_SEARCH
     compile_grower(big)
+    for job in _claimed(parent):
+        job(big)
 
 
 @atexit.register

@@ -30,6 +30,9 @@ __all__ = ["apply_tree", "predict_tree", "predict_tree_binned", "predict_ensembl
 
 ROW_BLOCK = 128
 WALK_ROWS = 6  # calls of fewer rows walk the trees (docs/benchmarks.md: the crossover, 100 trees)
+# one tree on fewer rows walks (predict_tree_binned: a fit's validation rows, each round): as fast or faster
+# (QuickScorer packs the tree on every call), and a small fit's cold start compiles no QuickScorer on bins
+WALK_ROWS_ALONE = 10_000
 _KEPT: dict = {}  # id(ensemble) -> (weak reference, trees, n_features, {key: layout}), see kept_layout
 
 
@@ -49,7 +52,8 @@ def predict_tree(tree: Tree, X) -> np.ndarray:
 def predict_tree_binned(tree: Tree, binned) -> np.ndarray:
     """Numba-parallel twin of `twinrank.reference.trees.predict.predict_tree_binned` (parallel over rows)."""
     binned = _checked_features(binned, tree)
-    if binned.dtype == np.uint8 and 1 < tree.n_leaves <= _quickscorer.MAX_LEAVES:
+    if (binned.dtype == np.uint8 and 1 < tree.n_leaves <= _quickscorer.MAX_LEAVES
+            and len(binned) >= WALK_ROWS_ALONE):
         out = np.zeros(len(binned))  # (n_rows,) 0 + 1.0 * leaf value: the value, exactly
         alone = Ensemble(trees=[tree], tree_weights=[1.0], n_features=binned.shape[1])
         _quickscorer.score(binned, _quickscorer.pack(alone, np.uint8), np.ones(1), out)

@@ -104,10 +104,23 @@ def _grow(job, leaf_of_row, packing, every_row: bool) -> Tree:
     the histograms packed (``_packed_histogram``) with ``packing`` (:func:`_packing`), else in
     float64. ``every_row``: ``job.rows`` is the check's own ``arange`` (``grow_tree`` got no rows),
     which the grower may overwrite; else they are copied first."""
+    data, rules, out, work, packing = grower_arguments(job, leaf_of_row, packing, every_row)
+    n_nodes = grow(data, rules, out, work, packing)
+    assert n_nodes <= len(out.feature)  # node ids in creation order: 2 * leaves - 1 suffice
+    nodes = {name: getattr(out, name)[:n_nodes] for name in NodeArrays._fields if name != "leaf_of_row"}
+    threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
+                 for f, b in zip(nodes["feature"], nodes["bin_threshold"])]
+    return Tree(threshold=threshold, **nodes)
+
+
+def grower_arguments(job, leaf_of_row, packing, every_row: bool) -> tuple:
+    """``_grower.grow``'s five arguments ``(data, rules, out, work, packing)`` for ``job`` (:func:`_grow`):
+    the node arrays preset to leaves (room for the leaves the rows can fill, ``TreeParams.leaves_for``),
+    the bins' two layouts, the buffers. Their types are the grower's signature (``_warm`` compiles
+    with those of a tiny tree)."""
     params = job.params
     big = _grower.big_nodes(*job.binned.shape)  # else the grower is compiled without what big nodes take
-    n_nodes_max = 2 * job.max_leaves - 1  # room for the leaves the rows can fill (TreeParams.leaves_for)
-    nodes = _leaf_arrays(n_nodes_max)
+    n_nodes_max = 2 * job.max_leaves - 1
     bin_columns, bin_rows = _flat_layouts(job.binned)
     data = GrowerData(bin_columns=bin_columns, bin_rows=bin_rows,
                       gradients=np.ascontiguousarray(job.gradients),
@@ -122,13 +135,8 @@ def _grow(job, leaf_of_row, packing, every_row: bool) -> Tree:
                         gain_rtol=GAIN_TIE_RTOL, separate=params.missing_split == "separate",
                         n_threads=numba.get_num_threads(),
                         big=True if big else None)
-    n_nodes = grow(data, rules, NodeArrays(**nodes, leaf_of_row=leaf_of_row), _work(job, big, packing is None),
-                   packing)
-    assert n_nodes <= n_nodes_max  # node ids in creation order: 2 * leaves - 1 suffice
-    nodes = {name: values[:n_nodes] for name, values in nodes.items()}
-    threshold = [0.0 if f == LEAF else _split_threshold(job.thresholds[f], b)
-                 for f, b in zip(nodes["feature"], nodes["bin_threshold"])]
-    return Tree(threshold=threshold, **nodes)
+    out = NodeArrays(**_leaf_arrays(n_nodes_max), leaf_of_row=leaf_of_row)
+    return data, rules, out, _work(job, big, packing is None), packing
 
 
 def _work(job, big: bool, in_float: bool) -> Workspace:

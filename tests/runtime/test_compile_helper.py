@@ -80,3 +80,57 @@ print(_warm._helper["process"].pid, flush=True)
 {exit_call}
 """, tmp_path)
     assert gone(int(out.stdout))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("big", [False, True])
+def test_the_split_search_a_fit_compiles_for_its_helper_is_the_one_the_grower_calls(tmp_path, big):
+    """``_warm.compile_split_search`` (a fit's process, while its helper compiles the rest of the grower)
+    compiles ``_evaluate_nodes`` with the signature ``grow`` calls it with: the grower compiled next, in
+    the same process, compiles no second one."""
+    out = run(COMPILES + f"""
+from twinrank.fast import _warm
+from twinrank.fast.trees._grower import _evaluate_nodes
+_warm.compile_split_search({big})
+count = Count(); register("numba:compile", count)
+_warm.compile_grower({big})
+print("grow" in count.names, "_evaluate_nodes" in count.names, len(_evaluate_nodes.overloads))
+""", tmp_path, TWINRANK_COMPILE_HELPER="0")
+    assert out.stdout.split() == ["True", "False", "1"], out.stdout
+
+
+def test_a_promised_kernel_is_waited_for_until_its_compiler_lets_go(tmp_path):
+    """``wait_for_promise`` returns at once when nobody holds the promise, and otherwise once the
+    process (here: this thread) that holds it (``promised``) has let go."""
+    import threading
+
+    from twinrank.fast.runtime._compile_lock import promised, wait_for_promise
+
+    wait_for_promise(tmp_path, "nothing.lock")  # no such file: nothing to wait for
+    waiter = threading.Thread(target=wait_for_promise, args=(tmp_path, "kernel.lock"))
+    with promised(tmp_path, "kernel.lock"):
+        waiter.start()
+        waiter.join(timeout=1.0)
+        assert waiter.is_alive()  # still waiting while the promise is held
+    waiter.join(timeout=60.0)
+    assert not waiter.is_alive()
+    wait_for_promise(tmp_path, "kernel.lock")  # let go: at once
+
+
+def test_the_fit_and_its_helper_claim_each_scoring_job_once(tmp_path, monkeypatch):
+    """``_warm._claimed``: the jobs claimed by a fit's process and by its helper (another process
+    claiming in the same kernels folder for the same parent) are every job, none twice; the claims
+    are removed once the helper has ended (``_unclaim``)."""
+    from twinrank.fast.runtime import _numba_cache
+    from twinrank.fast.trees import _warm
+
+    monkeypatch.setattr(_numba_cache, "FOLDER", tmp_path)
+    parent = os.getpid()
+    fit = _warm._claimed(parent)
+    first = [next(fit)]  # the fit claims one job, then the helper claims the rest as it goes
+    helper = list(_warm._claimed(parent))
+    rest = list(fit)
+    assert sorted(map(_warm.SCORING.index, first + helper + rest)) == list(range(len(_warm.SCORING)))
+    assert first and helper and not rest
+    _warm._unclaim(parent)
+    assert not list(tmp_path.iterdir())

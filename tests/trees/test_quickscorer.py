@@ -97,12 +97,14 @@ def test_float64_rows_scored_as_float32_equal_a_float32_copy(seed, max_leaves, n
         np.testing.assert_array_equal(fast.predict_ensemble(model, np.asfortranarray(X), as_float32=True), expected)
 
 
-@given(seed=st.integers(0, 2**32 - 1), max_leaves=st.sampled_from([2, 5, 32, 33, 64, 65]))
-def test_binned_scores_of_one_tree_equal_the_reference(seed, max_leaves):
-    """``predict_tree_binned`` (QuickScorer on bins for trees of <= 64 leaves) against the reference."""
+@given(seed=st.integers(0, 2**32 - 1), max_leaves=st.sampled_from([2, 5, 32, 33, 64, 65]),
+       n_rows=st.sampled_from([150, fast.WALK_ROWS_ALONE]))
+def test_binned_scores_of_one_tree_equal_the_reference(seed, max_leaves, n_rows):
+    """``predict_tree_binned`` (QuickScorer on bins for trees of <= 64 leaves and at least
+    ``WALK_ROWS_ALONE`` rows, else a walk) against the reference."""
     rng = np.random.default_rng(seed)
     grid, _ = grid_and_rows(rng, 1, np.float64)
-    binned = rng.choice(np.r_[BIN_GRID, BIN_GRID + 1, 254, MISSING_BIN], (150, N_FEATURES))
+    binned = rng.choice(np.r_[BIN_GRID, BIN_GRID + 1, 254, MISSING_BIN], (n_rows, N_FEATURES))
     binned = np.asfortranarray(binned.astype(np.uint8))  # the layout apply_bins returns
     tree = random_tree(rng, max_leaves, grid)
     np.testing.assert_array_equal(fast.predict_tree_binned(tree, binned),
