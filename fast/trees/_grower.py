@@ -321,12 +321,24 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh
         else:
             build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent,
                               subtract, sparse_ratio)
-    elif skip:
-        build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
+    elif skip:  # positions from 0: gh holds the node's (g, h) from its first row on (:func:`gathered_rows`)
+        build_skipping(hist, spare, bin_columns, gradients, hessians, order[start:stop], 0, m, gh, n_threads,
                        totals, skipping, parent, subtract)
     else:
-        build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh,
+        assert m <= len(gh), "only build_skipping gathers a node's (g, h) in halves"
+        build_into(hist, bin_columns, bin_rows, gradients, hessians, order[start:stop], 0, m, gh,
                    n_threads, parent, subtract, spare, sparse_ratio, big)
+
+
+def gathered_rows(m: int, n_rows: int, n_features: int, has_sparse: bool) -> int:
+    """Rows of the gathered ``(g, h)`` buffer ``gh`` for a tree on ``m`` of the ``n_rows`` rows. A node
+    built is the root or a smaller child (at most half its parent's rows), and :func:`build` gives
+    the kernels its rows from position 0: when the root is summed by ``build_skipping`` (:func:`build`'s
+    rule), which gathers a node of more rows than ``gh`` holds one half at a time, half the rows and
+    one suffice (8 bytes a row less); else ``m``."""
+    ratio = SKIP_RATIO if has_sparse else SPARSE_RATIO
+    root_skips = m * n_features >= PARALLEL_WORK and m * ratio >= n_rows
+    return m // 2 + 1 if root_skips else m
 
 
 def big_nodes(n_rows: int, n_features: int) -> bool:

@@ -21,6 +21,11 @@ for threads is then summed as::
     fix        prange over features hist += spare; slot skip[f] = totals - the rest;
                                     the sibling's parent -= hist
 
+A node of more rows than ``gh`` holds (the grower's root: ``_grower.gathered_rows``, half the rows
+and one, 8 bytes a row less) is gathered and summed one half at a time, its dense features' sums
+carried from the first half into the second (the same additions in the same order), each half's
+entries by one task, which sums fewer dense features (``ENTRY_COST``). The sums are the same bit for bit.
+
 The totals are the node's ``(G, H)`` as the grower holds them (the root's sums,
 a child's from its parent's histogram). A dense feature's slots are summed in row
 order, as the reference does; a sparse feature's other slots in two halves, and its
@@ -68,6 +73,7 @@ SKIP_SHARE = 0.3  # a feature is sparse when its most frequent bin holds this sh
 SKIP_RATIO = 10  # nodes of at least 1 / SKIP_RATIO of the rows are summed this way, smaller ones by rows
 HESSIAN_NOISE = 2.0**-40  # a skipped slot's hessian within this times H of zero is zero
 MAX_FEATURES = (2**16 - 1) // FEATURE_SLOTS  # slot numbers are uint16
+ENTRY_COST = 3  # an entry's time in dense bins', for the halves' shares of work (measured on the 1M benchmark root)
 ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes
 
 
@@ -147,29 +153,42 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
     # IN  bin_columns (n_rows * d,) uint8 column-major; gradients, hessians (n_rows,); order (m,)
     #     row ids; totals (G, H) of the node; layout: :func:`sparse_rows` or :func:`all_dense`
     # OUT hist (d, FEATURE_SLOTS, LANES) float64 (slots 256.. zero); parent the same if subtract
-    # BUF gh (m, 2) float64, positions [start, stop) overwritten; spare like hist
+    # BUF gh (at least (m + 1) // 2, 2) float64, overwritten: the (g, h) of the node's rows from gh[0] on,
+    #     or of one half of them at a time if they are more than gh holds (module docstring); spare like hist
     """
     skip, dense, entry_start, entries = layout
-    n_features = hist.shape[0]
+    n_features, m = hist.shape[0], stop - start
     n_tasks = max(2, min(n_threads, len(dense)))
     in_order = every_row_in_order(order, start, stop, len(gradients))
     mid = (start + stop) // 2
-    for i in prange(start, stop):
-        gh[i, 0], gh[i, 1] = gradients[order[i]], hessians[order[i]]
+    halves = 1 if m <= len(gh) else 2  # a node of more rows than gh holds (the root): one half at a time
     gh_flat = gh.reshape(gh.size)
-    for task in prange(n_tasks):  # each task zeroes what it sums (one parallel loop fewer to compile)
-        first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
-        for j in range(first, last):
-            zero_features(hist, dense[j], dense[j] + 1)
-        sum_column_blocks(hist.reshape(hist.size), bin_columns, in_order, order, gh_flat, start, stop,
-                          dense, first, last)
-        if task < 2 and len(dense) < n_features:  # sparse features: each half's entries
-            lo, hi = (start, mid) if task == 0 else (mid, stop)
-            target = hist if task == 0 else spare
-            for f in range(n_features):
-                if skip[f] >= 0:
-                    zero_features(target, f, f + 1)
-            _sum_entries(target.reshape(target.size), entry_start, entries, in_order, order, gh_flat, lo, hi)
+    for half in range(halves):
+        lo, hi = (start, stop) if halves == 1 else ((start, mid) if half == 0 else (mid, stop))
+        rows, n = order[lo:hi], hi - lo  # this pass's rows, from position 0 (gh[0] their first)
+        ordered = in_order and lo == start  # rows[i] == i
+        for i in prange(n):
+            gh[i, 0], gh[i, 1] = gradients[rows[i]], hessians[rows[i]]
+        own = _entries_task_share(n, len(dense), ENTRY_COST * len(entries) * n // len(gradients), n_tasks)
+        starts = entry_start[lo:] if in_order and halves == 2 else entry_start  # row lo + i at starts[i]
+        for task in prange(n_tasks):  # each task zeroes what it sums (one parallel loop fewer to compile)
+            if halves == 1:
+                first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
+            else:  # task 0 sums the half's entries: fewer dense features
+                first, last = _dense_share(task, n_tasks, len(dense), own)
+            if half == 0:
+                for j in range(first, last):
+                    zero_features(hist, dense[j], dense[j] + 1)
+            sum_column_blocks(hist.reshape(hist.size), bin_columns, ordered, rows, gh_flat, 0, n, dense,
+                              first, last)
+            if len(dense) < n_features and (task < 2 if halves == 1 else task == 0):  # each half's entries
+                first_half = task == 0 if halves == 1 else half == 0
+                e_lo, e_hi = (0, n) if halves == 2 else ((0, mid - start) if first_half else (mid - start, n))
+                target = hist if first_half else spare
+                for f in range(n_features):
+                    if skip[f] >= 0:
+                        zero_features(target, f, f + 1)
+                _sum_entries(target.reshape(target.size), starts, entries, in_order, rows, gh_flat, e_lo, e_hi)
     for f in prange(n_features):
         if skip[f] >= 0:
             add_features(hist, spare, f, f + 1)
@@ -227,6 +246,26 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
             _fix(hist, f, skip[f], totals)
         if subtract:
             subtract_features(parent, hist, f, f + 1)
+
+
+@njit(cache=True, inline='always')
+def _entries_task_share(n, n_dense, n_entries, n_tasks):
+    """Dense features for the task that also sums the entries, ``n_entries`` dense bins' time, of ``n``
+    rows x ``n_dense``: what evens the tasks' work, at least 0. On the benchmark's rows (28 entries
+    and 56 dense bins a row) none: one task sums the entries, the other the dense features (the
+    root's time as in one pass, 1M rows: 58.8-59.8 against 59.4-59.8 ms of CPU, where an entry
+    costed as one dense bin left the halves 2-3 ms slower)."""
+    share = ((n * n_dense + n_entries) // n_tasks - n_entries) // max(n, 1)
+    return max(0, min(n_dense, share))
+
+
+@njit(cache=True, inline='always')
+def _dense_share(task, n_tasks, n_dense, own):
+    """Task ``task``'s dense features ``[first, last)``: ``own`` to task 0, the rest in equal shares."""
+    if task == 0:
+        return 0, own
+    rest = n_dense - own
+    return own + (task - 1) * rest // (n_tasks - 1), own + task * rest // (n_tasks - 1)
 
 
 _1 = np.uint64(1)

@@ -35,12 +35,13 @@ def zero_heavy(seed, n_rows, n_features, *, exact=True):
     return X, thresholds, g, h
 
 
-def dense_histogram(binned, g, h, layout, rows=None):
+def dense_histogram(binned, g, h, layout, rows=None, gh_rows=None):
     columns, _ = fast._flat_layouts(binned)
     d = binned.shape[1]
     hist, spare = np.empty((d, FEATURE_SLOTS, LANES)), np.empty((d, FEATURE_SLOTS, LANES))
     rows = np.arange(len(g), dtype=np.int32) if rows is None else rows
-    build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), np.empty((len(rows), 2)),
+    gh = np.empty((len(rows) if gh_rows is None else gh_rows, 2))
+    build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), gh,
                    numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum()]), layout, hist, False)
     return hist
 
@@ -95,6 +96,27 @@ def test_dense_node_histogram_is_the_reference_one_on_any_thread_count(exact, no
         np.testing.assert_array_equal(hist, expected)
     else:
         np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-12 * np.abs(g).sum())
+
+
+@pytest.mark.parametrize("node", ["root", "child"])
+def test_a_node_gathered_one_half_at_a_time_has_the_bits_of_one_pass(node):
+    """A gathered (g, h) of half the rows and one (the grower's, ``_grower.gathered_rows``): the node is
+    summed one half at a time, its dense sums carried over: bit for bit one pass's sums, on inexact
+    values (where the order of the additions shows), on any thread count."""
+    X, thresholds, g, h = zero_heavy(3, 20_000, 16, exact=False)
+    binned = fast_binning.apply_bins(X, thresholds)
+    rows = (np.arange(len(g)) if node == "root"
+            else np.flatnonzero(np.random.default_rng(5).random(len(g)) < 0.4)).astype(np.int32)
+    layout = sparse_layout(binned)
+    one_pass = dense_histogram(binned, g, h, layout, rows)
+    old = numba.get_num_threads()
+    try:
+        for n_threads in (1, 2):
+            numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+            halves = dense_histogram(binned, g, h, layout, rows, gh_rows=len(rows) // 2 + 1)
+            np.testing.assert_array_equal(halves, one_pass)
+    finally:
+        numba.set_num_threads(old)
 
 
 def test_the_sibling_is_the_parent_minus_the_node():
