@@ -7,7 +7,7 @@ knows exactly when a first run pays. The first compilation of a process opens
 one line; each group of kernels (``tree``, ``lambdarank``, ``metrics``, ...) is
 added when it is compiled, with its time::
 
-    twinrank: compiling numba kernels, first run only (a cold `twinrank demo`, measured: 31 s of CPU, 2 processes, 29.3 s wall at load 3.2; cache: ~/.cache/twinrank/numba/kernels-2abca9715594a348): kernels 0.4 s, tree 7.5 s, binning 1.1 s, metrics 2.4 s, lambdarank 10.0 s, predict 5.0 s, tree (second process) 27.6 s
+    twinrank: compiling numba kernels, first run only (a cold `twinrank demo`, measured: 29 s of CPU, 2 processes, 15.7 s wall at load 1.5; cache: ~/.cache/twinrank/numba/kernels-2abca9715594a348): kernels 0.2 s, tree 3.6 s, binning 0.8 s, metrics 1.1 s, lambdarank 4.6 s, predict 2.4 s, tree (second process) 13.4 s, metrics 0.2 s
 
 The figure in parentheses is :data:`MEASURED`: what ``benchmarks/cold_start.py`` measured last
 (``benchmarks/cold_start.json``; a test keeps the two equal).
@@ -37,7 +37,7 @@ from twinrank.fast.runtime import _numba_cache
 
 # the best cold run of benchmarks/cold_start.json (its cold_min): CPU of both processes, and wall on 2 cores
 # with the load it ran at (a busy machine's wall is mostly waiting for a core)
-MEASURED = "a cold `twinrank demo`, measured: 31 s of CPU, 2 processes, 29.3 s wall at load 3.2"
+MEASURED = "a cold `twinrank demo`, measured: 29 s of CPU, 2 processes, 15.7 s wall at load 1.5"
 FAST_TWIN = __package__.rsplit(".", 1)[0]  # twinrank.fast: the kernels of every folder of it
 GROUPS = {"binning": "binning", "_grower": "tree", "_histogram": "tree", "_partition": "tree",
           "_split": "tree", "_lambdarank": "lambdarank", "objectives": "objectives",
