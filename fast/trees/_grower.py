@@ -53,7 +53,7 @@ from numba import prange, typeof, types
 from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.trees._counts import proof_of
 from twinrank.fast.trees._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into, zero_features
-from twinrank.fast.trees._packed_histogram import build_packed_into, packed_chunk
+from twinrank.fast.trees._packed_histogram import PACKED_SKIP_RATIO, build_packed_into, packed_chunk
 from twinrank.fast.trees._partition import PARALLEL_ROWS, partition
 from twinrank.fast.trees._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
 from twinrank.fast.trees._split import SplitRules, best_split, left_stats, score
@@ -300,21 +300,24 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh
     """A dense node big enough for threads: ``build_skipping`` (``packing`` None), or with
     quantized integers ``build_packed_skipping`` when there are sparse features (``skipping``
     other than ``_skipped_bins.all_dense``); other nodes: ``build_into`` or ``build_packed_into``.
-    Dense: at least ``1 / SKIP_RATIO`` of the rows with sparse features, else ``1 / SPARSE_RATIO``.
+    Dense: at least ``1 / SKIP_RATIO`` of the rows with sparse features (packed: ``1 / PACKED_SKIP_RATIO``),
+    else ``1 / SPARSE_RATIO``.
     Not inlined: compiled once per kind of ``packing``, with the branch of the other kind pruned (and
     ``build_into``'s halves with ``big`` None: :func:`big_nodes`). The node's rows: ``segment``,
     ``(order, start, stop)``."""
     order, start, stop = segment
     n_features, m = hist.shape[0], stop - start
     sparse_ratio = SKIP_RATIO if len(skipping[1]) < n_features else SPARSE_RATIO  # the row pass below it
+    if packing is not None and len(skipping[1]) < n_features:
+        sparse_ratio = PACKED_SKIP_RATIO
     skip = m * n_features >= PARALLEL_WORK and m * sparse_ratio * n_features >= bin_columns.size
     if packing is not None:
         g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk, _, _ = packing
         if m == 0:  # no active row: every sum is 0 (and the parent keeps its own)
             zero_features(hist, 0, n_features)
             return
-        chunk, c, k = packed_chunk(m, g_levels, h_levels, max_chunk)
-        packed = (g_int, h_int, chunk, c, k)
+        chunk, k = packed_chunk(m, g_levels, h_levels, max_chunk)
+        packed = (g_int, h_int, chunk, k)
         if skip and len(skipping[1]) < n_features:
             build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals, skipping,
                                   parent, subtract)

@@ -1,24 +1,25 @@
 r"""Integer histograms of quantized training (``reference/trees/_quantize.py``): one int64 add per row and feature.
 
-With quantized gradients every row carries small integers $\tilde g \in [-(2^{b-1}-1), 2^{b-1}-1]$,
-$\tilde h \in [0, 2^b - 1]$ and a count of 1. For a node of $m$ rows they are packed into one
-int64 (LightGBM packs its int8 pairs into int16/int32 words the same way)::
+With quantized gradients every row carries small integers $\tilde g \in [-(2^{b-1}-1), 2^{b-1}-1]$
+and $\tilde h \in [0, 2^b - 1]$. For a node of $m$ rows they are packed into one int64 (LightGBM
+packs its int8 pairs into int16/int32 words the same way)::
 
-    p = g * 2**(c + k) + h * 2**c + 1      bits 0..c-1: count, c..c+k-1: H, c+k..63: G (signed)
+    p = g * 2**k + h      bits 0..k-1: H, k..63: G (signed)
 
-with $c$ = the bit length of $m$ and $k$ that of $m (2^b - 1)$, so no sum of the node's rows
-overflows its field, and a histogram slot is the plain int64 sum of its rows' ``p``: one
-scalar add of 8 bytes per row and feature, where the float histogram adds a 16-byte vector
-(``_histogram``). The sum is exact (two's complement) and splits back into ``(G, H, count)``;
-the float64 histogram keeps ``(G, H)`` (rows are counted where a split needs it, ``_counts``;
-the count field is still packed, though no longer read: without it a chunk could hold more rows).
-A node too large for the three fields in 64 bits (:func:`packed_layout`; at 4 bits, beyond
-about 260,000 rows) is summed in chunks of rows that fit (:func:`packed_chunk`), each chunk's
-sums unpacked and added into the float64 histogram's lanes (exact: integers below 2**53).
-Either way the node's histogram is the exact integer sums, so the tree does not depend on how
-it was cut, nor on the thread count.
+with $k$ the bit length of $m (2^b - 1)$, so no sum of the node's rows overflows its field,
+and a histogram slot is the plain int64 sum of its rows' ``p``: one scalar add of 8 bytes per
+row and feature, where the float histogram adds a 16-byte vector (``_histogram``). The sum is
+exact (two's complement) and splits back into ``(G, H)``; rows are counted where a split needs
+it (``_counts``), not here. (A count field below H, packed until the third speed round and never
+read, cut a node into chunks from about 65,000 rows at 7 bits; without it a node of up to
+16 million rows fits at 8 bits, 33 million at 7: a round's root at 7 bits, 1M rows, in one
+chunk where it took eight.) A node too large for the two fields in 64 bits
+(:func:`packed_layout`) is summed in chunks of rows that fit (:func:`packed_chunk`), each
+chunk's sums unpacked and added into the float64 histogram's lanes (exact: integers below
+2**53). Either way the node's histogram is the exact integer sums, so the tree does not depend
+on how it was cut, nor on the thread count.
 
-    gather      prange over rows       pk[i] = packed (g, h, 1) of row order[i]  O(n_node)
+    gather      prange over rows       pk[i] = packed (g, h) of row order[i]     O(n_node)
     accumulate  prange over tasks      each task sums its own range of features   O(n_node * d)
     unpack      per task               (G, H) as float64 into hist                O(d * 256)
 
@@ -46,6 +47,13 @@ from twinrank.fast.trees._histogram import (
 )
 from twinrank.reference.constants import N_SLOTS
 
+# A quantized node of at least 1 / PACKED_SKIP_RATIO of the rows (its active rows) is summed by
+# columns, skipping the sparse features' most frequent bins (``_skipped_bins``), a smaller one by
+# rows. The row pass of packed integers costs less a row than the float one (8 bytes, no gathered
+# (g, h)): on a round's active rows at 7 bits (1M rows, one thread) 8.7 against 12.4 ms at
+# 100,000 rows, 13.5 against 15.1 at 160,000, level at 200,000, 21.0 against 19.8 at 273,083.
+PACKED_SKIP_RATIO = 6
+
 
 @njit(cache=True)
 def _bit_length(x):
@@ -58,49 +66,48 @@ def _bit_length(x):
 
 @njit(cache=True)
 def packed_layout(m, g_levels, h_levels):
-    """``(c, k)``, the count and hessian field widths of a node of ``m`` rows, or ``(-1, -1)`` when
-    G (``|G| <= m * g_levels``, signed) does not fit in the remaining ``64 - c - k`` bits."""
-    c = _bit_length(m)
+    """``k``, the hessian field's width for a node of ``m`` rows, or -1 when G (``|G| <= m * g_levels``,
+    signed) does not fit in the remaining ``64 - k`` bits."""
     k = _bit_length(m * h_levels)
-    if 64 - c - k < _bit_length(m * g_levels) + 1:
-        return -1, -1
-    return c, k
+    if 64 - k < _bit_length(m * g_levels) + 1:
+        return -1
+    return k
 
 
 @njit(cache=True)
 def packed_chunk(m, g_levels, h_levels, max_chunk):
-    """``(chunk, c, k)``: the rows per chunk (at most ``max_chunk``, halving ``m`` until it fits)
+    """``(chunk, k)``: the rows per chunk (at most ``max_chunk``, halving ``m`` until it fits)
     and its :func:`packed_layout`."""
     chunk = min(m, max_chunk)
-    c, k = packed_layout(chunk, g_levels, h_levels)
-    while c < 0:
+    k = packed_layout(chunk, g_levels, h_levels)
+    while k < 0:
         chunk = (chunk + 1) // 2
-        c, k = packed_layout(chunk, g_levels, h_levels)
-    return chunk, c, k
+        k = packed_layout(chunk, g_levels, h_levels)
+    return chunk, k
 
 
 @njit(cache=True)
 def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent, subtract,
                       sparse_ratio):
     """Overwrite ``hist`` with the exact sums over ``order[start:stop]``, summed packed in the
-    layout ``(c, k)`` (:func:`packed_layout`), ``chunk`` rows at a time; if ``subtract``, also
+    layout ``k`` (:func:`packed_layout`), ``chunk`` rows at a time; if ``subtract``, also
     ``parent -= hist``. A node under ``1 / sparse_ratio`` of the rows takes the row pass.
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
-    #     packed ``(g_int (n_rows,) int8, h_int (n_rows,) uint8, chunk, c, k)``;
+    #     packed ``(g_int (n_rows,) int8, h_int (n_rows,) uint8, chunk, k)``;
     #     segment ``(order (m,) row ids, start, stop)``
     # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
     # BUF ihist (n_threads, d, FEATURE_SLOTS) int64 (slots 256.. unused, as ``_histogram``'s padding);
     #     pk (m,) int64, positions [start, stop) overwritten
     """
-    g_int, h_int, chunk, c, k = packed
+    g_int, h_int, chunk, k = packed
     order, start, stop = segment
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
     sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size
     if sparse and chunk >= stop - start and n_tasks > 1 and (stop - start) * n_features >= PARALLEL_WORK:
-        _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, np.int64(c), np.int64(k), order, start,
-                        stop, pk, n_tasks, parent, subtract)
+        _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, np.int64(k), order, start, stop, pk, n_tasks,
+                        parent, subtract)
         return
     in_order = stop - start == len(g_int)
     if in_order:
@@ -108,32 +115,31 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n
             if order[start + i] != i:
                 in_order = False
                 break
-    c, k = np.int64(c), np.int64(k)
+    k = np.int64(k)
     if n_tasks == 1 or (stop - start) * n_features < PARALLEL_WORK:
         for i in range(start, stop):
-            pk[i] = pack(g_int, h_int, order[i], c, k)
+            pk[i] = pack(g_int, h_int, order[i], k)
         _packed_task(np.int64(0), np.int64(1), hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
-                     segment, pk, (np.int64(chunk), c, k), parent, subtract)
+                     segment, pk, (np.int64(chunk), k), parent, subtract)
     else:
         _packed_parallel(hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
-                         (g_int, h_int, np.int64(chunk), c, k), segment, pk, n_tasks, parent, subtract)
+                         (g_int, h_int, np.int64(chunk), k), segment, pk, n_tasks, parent, subtract)
 
 
 @njit(cache=True, inline='always')
-def pack(g_int, h_int, row, c, k):
-    return (np.int64(g_int[row]) << (c + k)) + (np.int64(h_int[row]) << c) + np.int64(1)
+def pack(g_int, h_int, row, k):
+    return (np.int64(g_int[row]) << k) + np.int64(h_int[row])
 
 
 @njit(parallel=True, cache=True)
-def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, stop, pk, n_tasks, parent,
-                    subtract):
+def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, k, order, start, stop, pk, n_tasks, parent, subtract):
     """Sparse nodes: task t sums rows ``[start + t m / T, start + (t + 1) m / T)`` into ``ihist[t]``;
     then each task adds its features' slots over the T histograms, unpacks and subtracts."""
     m, n_features = stop - start, hist.shape[0]
     for task in prange(n_tasks):
         lo, hi = start + task * m // n_tasks, start + (task + 1) * m // n_tasks
         for i in range(lo, hi):
-            pk[i] = pack(g_int, h_int, order[i], c, k)
+            pk[i] = pack(g_int, h_int, order[i], k)
         mine = ihist[task].reshape(ihist[task].size)
         for at in range(len(mine)):  # loops, not array expressions: those would compile into
             mine[at] = 0             # parallel loops of their own, seconds longer
@@ -143,7 +149,7 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, c, k, order, start, sto
         for f in range(first, last):
             add_tasks(ihist, n_tasks, f)
         zero_features(hist, first, last)
-        unpack_add(hist, ihist[0], first, last, c, k)
+        unpack_add(hist, ihist[0], first, last, k)
         if subtract:
             subtract_features(parent, hist, first, last)
 
@@ -157,35 +163,35 @@ def add_tasks(ihist, n_tasks, f):
 
 
 @njit(cache=True, inline='always')
-def unpack_add(hist, ihist, first, last, c, k):
+def unpack_add(hist, ihist, first, last, k):
     """hist[f, b] += the (G, H) packed in ihist[f, b], features ``[first, last)``."""
     h_mask = (np.int64(1) << k) - 1
     for f in range(first, last):
         for b in range(N_SLOTS):
             s = ihist[f, b]
-            hist[f, b, 0] += np.float64(s >> (c + k))  # arithmetic shift: the signed G
-            hist[f, b, 1] += np.float64((s >> c) & h_mask)
+            hist[f, b, 0] += np.float64(s >> k)  # arithmetic shift: the signed G
+            hist[f, b, 1] += np.float64(s & h_mask)
 
 
 @njit(parallel=True, cache=True)
 def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, packed, segment, pk, n_tasks,
                      parent, subtract):
-    g_int, h_int, chunk, c, k = packed
+    g_int, h_int, chunk, k = packed
     order, start, stop = segment
     for i in prange(start, stop):
-        pk[i] = pack(g_int, h_int, order[i], c, k)
+        pk[i] = pack(g_int, h_int, order[i], k)
     for task in prange(n_tasks):
         _packed_task(np.int64(task), n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order,
-                     segment, pk, (chunk, c, k), parent, subtract)
+                     segment, pk, (chunk, k), parent, subtract)
 
 
 @njit(cache=True)
 def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order, segment, pk, chunking,
                  parent, subtract):
     """One task's features ``[first, last)``: per chunk of rows, zero, sum packed, unpack and add;
-    then subtract from the parent. ``segment``: ``(order, start, stop)``; ``chunking``: ``(chunk, c, k)``."""
+    then subtract from the parent. ``segment``: ``(order, start, stop)``; ``chunking``: ``(chunk, k)``."""
     order, start, stop = segment
-    chunk, c, k = chunking
+    chunk, k = chunking
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
     hist[first:last] = 0.0
@@ -198,7 +204,7 @@ def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_o
         else:
             columns_packed(iflat, bin_columns, in_order, order, pk, chunk_start, chunk_stop,
                            np.arange(n_features), first, last)
-        unpack_add(hist, ihist, first, last, c, k)
+        unpack_add(hist, ihist, first, last, k)
     if subtract:
         subtract_features(parent, hist, first, last)
 

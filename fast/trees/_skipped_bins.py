@@ -205,20 +205,20 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
     depend on their order, so the entries are cut into one share of rows per task (each into
     its own ``ihist[task]``), as the thread count has it; the skipped slot is exact.
 
-    # IN  as ``build_packed_into`` (packed ``(g_int, h_int, chunk, c, k)``, segment ``(order, start, stop)``),
+    # IN  as ``build_packed_into`` (packed ``(g_int, h_int, chunk, k)``, segment ``(order, start, stop)``),
     #     plus totals (G, H) of the node and layout (:func:`sparse_rows`)
     # OUT hist (d, FEATURE_SLOTS, LANES) float64; parent the same if subtract
     # BUF ihist (n_threads, d, FEATURE_SLOTS) int64; pk (m,) int64, positions [start, stop) overwritten
     """
-    g_int, h_int, chunk, c, k = packed
+    g_int, h_int, chunk, k = packed
     order, start, stop = segment
     skip, dense, entry_start, entries = layout
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, len(ihist)))
     in_order = every_row_in_order(order, start, stop, len(g_int))
-    c, k = np.int64(c), np.int64(k)
+    k = np.int64(k)
     for i in prange(start, stop):
-        pk[i] = pack(g_int, h_int, order[i], c, k)
+        pk[i] = pack(g_int, h_int, order[i], k)
     zero_features(hist, 0, n_features)
     for chunk_start in range(start, stop, chunk):
         chunk_stop = min(stop, chunk_start + chunk)
@@ -240,7 +240,7 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
         for f in prange(n_features):
             if skip[f] >= 0:
                 add_tasks(ihist, n_tasks, f)
-            unpack_add(hist, ihist[0], f, f + 1, c, k)
+            unpack_add(hist, ihist[0], f, f + 1, k)
     for f in prange(n_features):
         if skip[f] >= 0:
             _fix(hist, f, skip[f], totals)
