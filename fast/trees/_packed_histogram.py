@@ -43,7 +43,6 @@ from twinrank.fast.trees._histogram import (
     ROW_FEATURES,
     gather_block,
     subtract_features,
-    zero_features,
 )
 from twinrank.reference.constants import N_SLOTS
 
@@ -148,10 +147,7 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, k, order, start, stop, 
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
         for f in range(first, last):
             add_tasks(ihist, n_tasks, f)
-        zero_features(hist, first, last)
-        unpack_add(hist, ihist[0], first, last, k)
-        if subtract:
-            subtract_features(parent, hist, first, last)
+        unpack_into(hist, ihist[0], first, last, k, parent, subtract)
 
 
 @njit(cache=True, inline='always')
@@ -173,6 +169,25 @@ def unpack_add(hist, ihist, first, last, k):
             hist[f, b, 1] += np.float64(s & h_mask)
 
 
+@njit(cache=True, inline='always')
+def unpack_into(hist, ihist, first, last, k, parent, subtract):
+    """hist[f, b] = the (G, H) packed in ihist[f, b] (padding slots 0), features ``[first, last)``; if
+    ``subtract``, ``parent[f, b] -= hist[f, b]`` in the same pass: a node summed in one chunk writes its
+    float histogram once (zeroing it, adding into it and subtracting it were three passes over
+    561 KB at 136 features; the same values)."""
+    h_mask = (np.int64(1) << k) - 1
+    for f in range(first, last):
+        for b in range(N_SLOTS):
+            s = ihist[f, b]
+            g, h = np.float64(s >> k), np.float64(s & h_mask)  # arithmetic shift: the signed G
+            hist[f, b, 0], hist[f, b, 1] = g, h
+            if subtract:
+                parent[f, b, 0] -= g
+                parent[f, b, 1] -= h
+        for b in range(N_SLOTS, FEATURE_SLOTS):
+            hist[f, b, 0] = hist[f, b, 1] = 0.0
+
+
 @njit(parallel=True, cache=True)
 def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, packed, segment, pk, n_tasks,
                      parent, subtract):
@@ -189,12 +204,15 @@ def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, packe
 def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order, segment, pk, chunking,
                  parent, subtract):
     """One task's features ``[first, last)``: per chunk of rows, zero, sum packed, unpack and add;
-    then subtract from the parent. ``segment``: ``(order, start, stop)``; ``chunking``: ``(chunk, k)``."""
+    then subtract from the parent (a node in one chunk: unpacked and subtracted in one pass,
+    :func:`unpack_into`). ``segment``: ``(order, start, stop)``; ``chunking``: ``(chunk, k)``."""
     order, start, stop = segment
     chunk, k = chunking
     n_features = hist.shape[0]
     first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
-    hist[first:last] = 0.0
+    one_chunk = chunk >= stop - start
+    if not one_chunk:
+        hist[first:last] = 0.0
     iflat = ihist.reshape(ihist.size)  # (d * FEATURE_SLOTS,) feature f at f * FEATURE_SLOTS
     for chunk_start in range(start, stop, chunk):
         chunk_stop = min(stop, chunk_start + chunk)
@@ -204,8 +222,11 @@ def _packed_task(task, n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_o
         else:
             columns_packed(iflat, bin_columns, in_order, order, pk, chunk_start, chunk_stop,
                            np.arange(n_features), first, last)
-        unpack_add(hist, ihist, first, last, k)
-    if subtract:
+        if one_chunk:
+            unpack_into(hist, ihist, first, last, k, parent, subtract)
+        else:
+            unpack_add(hist, ihist, first, last, k)
+    if subtract and not one_chunk:
         subtract_features(parent, hist, first, last)
 
 
