@@ -31,13 +31,23 @@ a kernel called from Python, is a :class:`LinkedLibrary`, optimised as numba opt
 never compiled to machine code (a fifth of a cold demo's compile time). The callers' machine code
 differs a little: numba linked a callee's module as its machine code generation had left it (the
 backend's own passes change the module), it now links the module as optimised; the models are the
-same bit for bit, and the fit's time the same within the noise (docs/benchmarks.md).
+same bit for bit, and the fit's time the same within the noise (docs/benchmarks.md). Nor is such
+a library optimised as a module (numba's module passes, after each function's own): its callers link
+its IR and optimise the linked module whole, which numba does anyway, so the callee's code went
+through the module passes once per caller and once more on its own (a tenth of a cold demo's compile
+CPU; the models the same bit for bit, the fit's CPU the same within the noise).
+
+numba makes and drops many Python objects while it compiles; a kernel compiled from Python raises
+the garbage collector's first threshold to :data:`COMPILING_GC_THRESHOLD` meanwhile (then restores
+it): fewer young-generation collections, each of which walked the compiler's many live objects (a
+seventh of numba's own compile time, ~15 MB more at the peak of a cold demo).
 
 Built on numba's caching classes (``numba.core.caching``): ``FunctionCache``, its locator and
 its index and data file class are subclassed, their file reading and writing replaced.
 """
 from __future__ import annotations
 
+import gc
 import io
 import os
 import pickle
@@ -63,6 +73,8 @@ from twinrank.fast.runtime import _numba_cache
 from twinrank.fast.runtime._cache_manifest import Manifest
 from twinrank.fast.runtime._compile_lock import LOCK, wait_for_promise
 from twinrank.fast.runtime._compile_notice import NOTICE
+
+COMPILING_GC_THRESHOLD = 50_000
 
 
 def njit(function=None, *, cache: bool = False, **options):
@@ -101,9 +113,13 @@ class Kernel(CPUDispatcher):
             outer = codegen.__dict__.get("_library_class")  # numba's class, or a compiling caller's
             codegen._library_class = LinkedLibrary  # every library numba makes now, but _Pipeline's
             _CALLEE.stack.append(callee)
+            thresholds = gc.get_threshold()
+            if not callee and thresholds[0]:  # numba's objects: fewer young-generation collections
+                gc.set_threshold(COMPILING_GC_THRESHOLD, *thresholds[1:])
             try:
                 return super().compile(sig)
             finally:
+                gc.set_threshold(*thresholds)
                 _CALLEE.stack.pop()
                 if outer is None:
                     del codegen._library_class
@@ -151,6 +167,10 @@ class LinkedLibrary(JITCodeLibrary):
         self._linked_only = not any(function.name.startswith(ENTRY_POINTS) and not function.is_declaration
                                     for function in self._final_module.functions)
         super().finalize()
+
+    def _optimize_final_module(self):
+        if not self._linked_only:
+            super()._optimize_final_module()
 
     def _finalize_final_module(self):
         if not self._linked_only:
