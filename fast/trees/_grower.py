@@ -130,13 +130,14 @@ def grow(data, rules, out, work, packing):
              np.empty((3, n_features), dtype=np.int64),
              np.empty((3, n_features), dtype=np.bool_))  # per-feature best gain, bin, side, exact of a scan
     counts = np.empty((3, n_features, N_SLOTS))  # a node's rows per bin of the features counted (``_split``)
-    counted = np.zeros((3, n_features), dtype=np.bool_)
-    start = np.zeros(n_nodes_max, dtype=np.int64)  # a node's rows: orders[buf][start:stop]
-    stop = np.zeros(n_nodes_max, dtype=np.int64)
-    buf = np.zeros(n_nodes_max, dtype=np.int64)
-    astart = np.zeros(n_nodes_max, dtype=np.int64)  # and its active rows: actives[abuf][astart:astop]
-    astop = np.zeros(n_nodes_max, dtype=np.int64)
-    abuf = np.zeros(n_nodes_max, dtype=np.int64)
+    # the arrays below are allocated as few kinds of np.empty / np.zeros call as will do, then filled:
+    # numba compiles each kind of call apart (np.full, np.zeros of each shape and dtype: ~0.05 s each)
+    counted = np.empty((3, n_features), dtype=np.bool_)
+    counted[:] = False
+    per_node = np.zeros((8, n_nodes_max), dtype=np.int64)
+    start, stop, buf = per_node[0], per_node[1], per_node[2]  # a node's rows: orders[buf][start:stop]
+    astart, astop, abuf = per_node[3], per_node[4], per_node[5]  # and its active rows: actives[abuf][astart:astop]
+    depth, slot = per_node[6], per_node[7]
     by_active = False  # whether the active rows are listed apart (then histograms sum them only)
     if packing is None:
         actives = orders  # (no second list: every node's is empty)
@@ -149,13 +150,15 @@ def grow(data, rules, out, work, packing):
         astop[0] = n_active if by_active else 0
         buf[0] = 1 if by_active else 0  # the root's inactive rows are in order1; else all in rows
     summed = (orders, buf, start, stop, actives, abuf, astart, astop, by_active)  # a node's two segments
-    depth = np.zeros(n_nodes_max, dtype=np.int64)
-    missing_free = np.zeros((n_nodes_max, n_features), dtype=np.bool_)  # features counted without a missing row
+    missing_free = np.empty((n_nodes_max, n_features), dtype=np.bool_)  # features counted without a missing row
+    missing_free[:] = False
     g_sum = np.zeros(n_nodes_max)
-    slot = np.full(n_nodes_max, -1, dtype=np.int64)  # histogram slot, -1 if none
+    slot[:] = -1  # histogram slot, -1 if none
     # a leaf's best splits (row 0: of the mode, row 1: two-way only): gain, feature, bin, side
-    best_gain = np.full((2, n_nodes_max), -np.inf)  # (2, n_nodes_max)
-    best_feature = np.full((2, n_nodes_max), NO_SPLIT, dtype=np.int64)
+    best_gain = np.empty((2, n_nodes_max))  # (2, n_nodes_max)
+    best_gain[:] = -np.inf
+    best_feature = np.zeros((2, n_nodes_max), dtype=np.int64)
+    best_feature[:] = NO_SPLIT
     best_bin = np.zeros((2, n_nodes_max), dtype=np.int64)
     best_side = np.zeros((2, n_nodes_max), dtype=np.int64)
     best = (best_gain, best_feature, best_bin, best_side)
