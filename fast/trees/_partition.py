@@ -32,13 +32,6 @@ PARTITION_BLOCK = 16384
 PARALLEL_ROWS = 1 << 15  # segments up to this many positions are partitioned on the calling thread
 
 
-@njit(cache=True)
-def fill_row_ids(rows):
-    """``rows[i] = i``: every row in order, a round's first row buffer (``tree._every_row``)."""
-    for i in range(len(rows)):
-        rows[i] = i
-
-
 @njit(cache=True, inline='always')
 def _goes_left(b, bin_threshold, missing_left):
     return missing_left if b == MISSING_BIN else b <= bin_threshold

@@ -26,7 +26,7 @@ from twinrank.fast.trees._counts import count_features
 from twinrank.fast.trees._grower import GrowerData, GrowerRules, NodeArrays, Packing, Workspace, grow
 from twinrank.fast.trees._histogram import FEATURE_SLOTS
 from twinrank.fast.trees._layout import bin_layouts, missing_mask, sparse_layout
-from twinrank.fast.trees._partition import PARTITION_BLOCK, fill_row_ids
+from twinrank.fast.trees._partition import PARTITION_BLOCK
 from twinrank.fast.trees._quantize_kernels import quantize_gradients, refit
 from twinrank.fast.trees._skipped_bins import all_dense
 from twinrank.fast.trees._split import SplitRules, best_split
@@ -57,7 +57,7 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     ``_quantize_kernels.refit``).
     """
     job = _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
-                          feature_cost, every_row=_every_row(binned, rows))
+                          feature_cost)
     leaf_of_row = checked_leaf_of_row(leaf_of_row, len(job.gradients))
     if quantized is None and params.split_gain == "newton":
         no_leaves = np.empty(0, dtype=np.int32)
@@ -75,20 +75,6 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
     tree = _grow(on_integers, leaf_of_row, _packing(quantized, job), rows is None)
     return refit(tree, leaf_of_row, _rows_or_every(rows, job), job.gradients, job.hessians, params.lambda_l2,
                  on_integers.gain_factor)
-
-
-def _every_row(binned, rows):
-    """A round's rows when ``grow_tree`` got none: ``0 .. n_rows - 1`` in the grower's row id type, in
-    the buffer kept from tree to tree (``_workspace``), which the grower overwrites; None when
-    ``rows`` are given or ``binned`` is not a bins array (the checks say why). A new ``arange``
-    each tree cost more than its own fill: freed after every tree, its memory went back to the
-    system, and the next tree faulted it in again (162 page faults a tree at 1M rows, about 10 ms
-    of CPU a tree at 2 threads: docs/benchmarks.md)."""
-    if rows is not None or not isinstance(binned, np.ndarray) or binned.ndim != 2 or len(binned) == 0:
-        return None
-    ids = empty("every_row", (len(binned),), _row_id_type(len(binned)))
-    fill_row_ids(ids)
-    return ids
 
 
 def _rows_or_every(rows, job):

@@ -11,10 +11,8 @@ from twinrank.reference.params import TreeParams
 
 
 def _checked_inputs(binned, gradients, hessians, thresholds, params, rows, feature_mask,
-                   feature_cost, every_row=None) -> SimpleNamespace:
-    """Validate :func:`grow_tree`'s inputs (shared by both twins); fill the defaults. ``every_row``:
-    the row ids ``0 .. n_rows - 1`` to take when ``rows`` is None (the fast twin's buffer, kept
-    from tree to tree), else a new array of them."""
+                   feature_cost) -> SimpleNamespace:
+    """Validate :func:`grow_tree`'s inputs (shared by both twins); fill the defaults."""
     if not isinstance(params, TreeParams):
         raise ParameterError(f"params must be a TreeParams, got {type(params).__name__}")
     if not isinstance(binned, np.ndarray) or binned.ndim != 2 or binned.dtype != np.uint8:
@@ -27,7 +25,7 @@ def _checked_inputs(binned, gradients, hessians, thresholds, params, rows, featu
         raise ParameterError(f"a feature has more than {MISSING_BIN - 1} thresholds")
     gradients = _per_row("gradients", gradients, n_rows)
     hessians = _per_row("hessians", hessians, n_rows)
-    rows = _checked_rows(rows, n_rows) if rows is not None or every_row is None else every_row
+    rows = _checked_rows(rows, n_rows)
     max_leaves = params.leaves_for(len(rows))  # room for the leaves these rows can fill
     n_nodes = 2 * max_leaves - 1
     if feature_mask is None:
