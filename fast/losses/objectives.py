@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from twinrank.fast.evaluation._ranking import rank_queries
-from twinrank.fast.losses._lambdarank import ERR, MAP, NDCG, lambdarank_kernel
+from twinrank.fast.losses._lambdarank import ERR, KERNELS, MAP, NDCG
 from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.reference.losses import objectives as _reference
@@ -85,10 +85,10 @@ def _lambdarank_into(y, scores, query_offsets, queries, options, g, h, ranking):
     if len(queries) != len(query_offsets) - 1:  # queries are unique: not all of them
         g.fill(0.0)  # the kernel writes only its queries' rows
         h.fill(0.0)
-    pair_options = (_METRIC_CODES[metric], whole_list if k is None else int(k), gain == "linear",
+    pair_options = (whole_list if k is None else int(k), gain == "linear",
                     float(y.max(initial=0.0)), float(sigma),
                     whole_list if truncation is None else int(truncation), bool(normalize))
-    over_chunks(lambdarank_kernel, len(queries), y, scores, query_offsets, queries, pair_options,
+    over_chunks(KERNELS[_METRIC_CODES[metric]], len(queries), y, scores, query_offsets, queries, pair_options,
                 bool(on_grid), g, h, ranking)
 
 
