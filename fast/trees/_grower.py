@@ -124,7 +124,6 @@ def grow(data, rules, out, work, packing):
     order0 = rows  # the first row buffer is the rows themselves (overwritten)
     orders = (order0, order1)  # the two row buffers
     spare = hist[max_leaves]  # (d, 258, LANES) the second half of a sparse node (``build_into``)
-    free_slots = list(range(max_leaves - 1, -1, -1))
     # one set per sibling (a three-way split's three children are evaluated at once):
     scans = (np.empty((3, n_features)), np.empty((3, n_features), dtype=np.int64),
              np.empty((3, n_features), dtype=np.int64),
@@ -134,10 +133,13 @@ def grow(data, rules, out, work, packing):
     # numba compiles each kind of call apart (np.full, np.zeros of each shape and dtype: ~0.05 s each)
     counted = np.empty((3, n_features), dtype=np.bool_)
     counted[:] = False
-    per_node = np.zeros((8, n_nodes_max), dtype=np.int64)
+    per_node = np.zeros((9, n_nodes_max), dtype=np.int64)
     start, stop, buf = per_node[0], per_node[1], per_node[2]  # a node's rows: orders[buf][start:stop]
     astart, astop, abuf = per_node[3], per_node[4], per_node[5]  # and its active rows: actives[abuf][astart:astop]
     depth, slot = per_node[6], per_node[7]
+    free_slots, n_free = per_node[8], np.int64(max_leaves)  # a stack of the free histogram slots, 0 on top
+    for i in range(max_leaves):  # (an array, not a list: numba's list code compiled into grow's)
+        free_slots[i] = max_leaves - 1 - i
     by_active = False  # whether the active rows are listed apart (then histograms sum them only)
     if packing is None:
         actives = orders  # (no second list: every node's is empty)
@@ -170,13 +172,14 @@ def grow(data, rules, out, work, packing):
     _set_stats(root, g_root, h_root, np.float64(m), l2, g_sum, hessian_sum, count, value)
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
-        slot[root] = free_slots.pop()
+        n_free -= 1
+        slot[root] = free_slots[n_free]
         build(packing, hist[slot[root]], bin_columns, bin_rows, gradients, hessians,
               _summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
               skipping, _totals(root, g_sum, hessian_sum), big)
         _evaluate_nodes(root, np.int64(1), hist, slot, (g_sum, hessian_sum, count), data, rules, gradient_noise,
                         scans, best, counts, counted, summed, proof, missing_free)
-        _free_unsplit(root, np.int64(1), slot, free_slots, best_feature)
+        n_free = _free_unsplit(root, np.int64(1), slot, free_slots, n_free, best_feature)
 
     while n_leaves < max_leaves:
         row = 1 if n_leaves == max_leaves - 1 else 0  # the last split adds one leaf: two-way
@@ -194,7 +197,7 @@ def grow(data, rules, out, work, packing):
         n_left, n_miss = partition(orders[src], orders[1 - src], start[k], stop[k], column, b, missing_left,
                                    goes_left, block_lefts)
         a_left = a_miss = a_right = np.int64(0)
-        if by_active:  # the node's active rows, alike
+        if packing is not None and by_active:  # the node's active rows, alike (pruned when packing is None)
             a_left, a_miss, a_right = _partition_active(k, side == 2, column, b, missing_left, goes_left,
                                                         block_lefts, actives, abuf, astart, astop, n_nodes)
         c_left, c_miss = n_left + a_left, n_miss + a_miss
@@ -233,14 +236,14 @@ def grow(data, rules, out, work, packing):
         parent_slot, slot[k] = slot[k], -1
         if n_leaves == max_leaves:
             break
-        _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, data, rules, summed, depth,
-                          count, gh, packing, spare, g_sum, hessian_sum)
+        n_free = _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, n_free, data, rules,
+                                   summed, depth, count, gh, packing, spare, (g_sum, hessian_sum))
         _evaluate_nodes(kl, np.int64(n_children), hist, slot, (g_sum, hessian_sum, count), data, rules,
                         gradient_noise, scans, best, counts, counted, summed, proof, missing_free)
-        _free_unsplit(kl, np.int64(n_children), slot, free_slots, best_feature)
+        n_free = _free_unsplit(kl, np.int64(n_children), slot, free_slots, n_free, best_feature)
     if len(leaf_of_row) > 0:
         label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
-        if by_active:
+        if packing is not None and by_active:
             label_rows(leaf_of_row, actives[0], actives[1], abuf, astart, astop, left, n_nodes)
     return n_nodes
 
@@ -257,9 +260,10 @@ def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
 
 
 @njit(cache=True, inline='always')
-def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, data, rules, summed, depth,
-                      count, gh, packing, spare, g_sum, hessian_sum):
-    """Histograms of the children ``first .. first + n_children - 1`` that may be split.
+def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, n_free, data, rules, summed,
+                      depth, count, gh, packing, spare, sums):
+    """Histograms of the children ``first .. first + n_children - 1`` that may be split; return how many
+    slots are free (``free_slots[:n_free]``, the stack's top last).
 
     The child with the most rows to sum (``_summed``; ties: the last) takes the parent's slot
     minus its siblings' histograms, if it may be split; every other child that may be split is
@@ -268,6 +272,7 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, da
     bin_columns, bin_rows, gradients, hessians, skipping = (data.bin_columns, data.bin_rows, data.gradients,
                                                              data.hessians, data.skipping)
     max_depth, min_rows, n_threads = rules.max_depth, rules.min_rows, rules.n_threads
+    g_sum, hessian_sum = sums  # the nodes' (G, H)
     large = first
     for child in range(first + 1, first + n_children):
         if _n_summed(packing, child, summed) >= _n_summed(packing, large, summed):
@@ -283,18 +288,22 @@ def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, da
         if parent_free:
             target, parent_free = parent_slot, False
         else:
-            target = free_slots.pop()
+            n_free -= 1
+            target = free_slots[n_free]
         build(packing, hist[target], bin_columns, bin_rows, gradients, hessians,
               _summed(packing, child, summed), gh, n_threads, hist[parent_slot], np.bool_(split_large),
               spare, skipping, _totals(child, g_sum, hessian_sum), rules.big)
         if split_child:
             slot[child] = target
         else:
-            free_slots.append(target)
+            free_slots[n_free] = target
+            n_free += 1
     if split_large:
         slot[large] = parent_slot
     elif parent_free:
-        free_slots.append(parent_slot)
+        free_slots[n_free] = parent_slot
+        n_free += 1
+    return n_free
 
 
 @njit(cache=True, nogil=True)
@@ -525,12 +534,15 @@ def split_search_types(data, rules, out, work) -> tuple:
 
 
 @njit(cache=True, inline='always')
-def _free_unsplit(first, n, slot, free_slots, best_feature):
-    """Free the histogram of each node ``first .. first + n - 1`` with no split to record."""
+def _free_unsplit(first, n, slot, free_slots, n_free, best_feature):
+    """Free the histogram of each node ``first .. first + n - 1`` with no split to record; return how
+    many slots are free (:func:`_child_histograms`)."""
     for k in range(first, first + n):
         if slot[k] >= 0 and best_feature[0, k] == NO_SPLIT and best_feature[1, k] == NO_SPLIT:
-            free_slots.append(slot[k])
+            free_slots[n_free] = slot[k]
+            n_free += 1
             slot[k] = -1
+    return n_free
 
 
 @njit(cache=True, nogil=True)
