@@ -14,11 +14,11 @@ Reported, over all (fold, seed, test query) triples, LightGBM's NDCG@10 conventi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
 import numpy as np
+from _output import save
 
 from twinrank.fast import LambdaMART, evaluate, load_mq2008
 from twinrank.fast.evaluation.stats import not_significantly_worse, randomization_test
@@ -76,13 +76,7 @@ def main(argv=None):
         "seconds": seconds, "load": os.getloadavg()[0],
     }
     text = markdown(result)
-    print(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    save(result, text, args.json, args.markdown, indent=2)
 
 
 def markdown(r: dict) -> str:

@@ -27,13 +27,13 @@ binned as ``fit`` bins them) this measures what each way could save:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 import numba
 import numpy as np
 from _frameworks import Settings, Twinrank
 from _machine import machine
+from _output import save
 from generate import generate, queries_for_rows
 from histogram_roofline import Kernels, best_seconds, built_nodes
 
@@ -239,13 +239,7 @@ def main(argv=None):
               "per tree": per_node(kernels, data, binned, settings)}
     result["load after"] = [round(x, 2) for x in os.getloadavg()]
     text = report(result)
-    print(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    save(result, text, args.json, args.markdown)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ which other jobs on a shared machine inflate far less than wall time), best of `
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from functools import partial
@@ -36,6 +35,7 @@ import numba
 import numpy as np
 from _frameworks import Settings, Twinrank
 from _machine import machine
+from _output import save
 from generate import generate, queries_for_rows
 
 from twinrank.fast.runtime._simd import add_row
@@ -294,13 +294,7 @@ def main(argv=None):
     result["per tree"] = per_tree(kernels, data, binned, settings, args.repeat)
     result["load after"] = [round(x, 2) for x in os.getloadavg()]
     text = report(result)
-    print(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    save(result, text, args.json, args.markdown)
 
 
 if __name__ == "__main__":
