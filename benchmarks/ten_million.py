@@ -26,6 +26,8 @@
   memory, the mapped rows excluded; a peak shorter than the poll can be missed), and its
   time series once every ``SERIES_SECONDS`` (``anon_series``: seconds since the worker
   started, MB), to tell a temporary peak (binning) from the steady state of training.
+* **One layout.** ``--frameworks twinrank_lean,...``: twinrank with ``low_memory=True`` (no row-order
+  copy of the bins; the same model), its ratios to LightGBM beside the default's.
 * **Safety.** Sizes run smallest first, one process at a time (never two frameworks at once);
   before each, the memory it should need (``NEEDS_GB_PER_MILLION`` per million rows, the
   mapped rows included) is checked against ``MemAvailable`` and a run that would not fit
@@ -34,6 +36,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -44,7 +47,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from _frameworks import FRAMEWORKS, LightGBM, Settings
+from _frameworks import FRAMEWORKS, LightGBM, Settings, Twinrank
 from _machine import machine
 from _measure import memory_mb, reset_peak, timed_training, warm_up
 from generate import N_FEATURES, fill_rows, queries_for_rows, query_blocks
@@ -67,7 +70,17 @@ class LightGBMColWise(LightGBM):
         return {**super().params(data), "force_col_wise": True}
 
 
-WORKERS = {**FRAMEWORKS, LightGBMColWise.name: LightGBMColWise}
+class TwinrankLean(Twinrank):
+    """twinrank with ``low_memory=True``: its bins in one layout, without the row-order copy (docs/trees.md),
+    the same model."""
+    name = "twinrank_lean"
+
+    def __init__(self, settings: Settings):
+        super().__init__(settings)
+        self.LambdaMART = functools.partial(self.LambdaMART, low_memory=True)
+
+
+WORKERS = {**FRAMEWORKS, LightGBMColWise.name: LightGBMColWise, TwinrankLean.name: TwinrankLean}
 
 
 def write_data(directory: Path, n_queries: int, seed: int = 0) -> dict:
@@ -168,7 +181,10 @@ def report(runs: list[dict], frameworks: list[str]) -> str:
     for name in frameworks:
         head += [f"{name} binning s", f"{name} ms / tree", f"{name} CPU ms / tree", f"{name} peak MB",
                  f"{name} own MB", f"{name} anon own MB"]
-    head += ["ms / tree ratio", "CPU ratio", "peak ratio", "own ratio", "anon ratio"]
+    twins = [name for name in frameworks if name.startswith("twinrank")]  # each against LightGBM
+    for twin in twins:
+        label = "" if twin == "twinrank" else f"{twin} "
+        head += [label + ratio for ratio in ("ms / tree ratio", "CPU ratio", "peak ratio", "own ratio", "anon ratio")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for row in runs:
         cells = [f"{row['rows']:,}", f"{row['load'][0]:.1f}"]
@@ -180,9 +196,11 @@ def report(runs: list[dict], frameworks: list[str]) -> str:
             cpu = r.get("cpu_ms_per_tree_median")
             cells += [f"{r['bin_s']:.1f}", f"{r['ms_per_tree_median']:.0f}", "-" if cpu is None else f"{cpu:.0f}",
                       f"{r['peak_rss_mb']:,.0f}", f"{r['own_mb']:,.0f}", f"{r['anon_own_mb']:,.0f}"]
-        a, b = row.get("twinrank", {}), row.get("lightgbm", {})
-        for key in ("ms_per_tree_median", "cpu_ms_per_tree_median", "peak_rss_mb", "own_mb", "anon_own_mb"):
-            cells.append(f"{a[key] / b[key]:.2f}" if key in a and key in b else "-")
+        b = row.get("lightgbm", {})
+        for twin in twins:
+            a = row.get(twin, {})
+            for key in ("ms_per_tree_median", "cpu_ms_per_tree_median", "peak_rss_mb", "own_mb", "anon_own_mb"):
+                cells.append(f"{a[key] / b[key]:.2f}" if key in a and key in b else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ from twinrank.fast.evaluation import metrics, variance
 from twinrank.fast.losses import objectives
 from twinrank.fast.runtime._threads import threads
 from twinrank.fast.trees import binning, predict, tree
+from twinrank.fast.trees._layout import low_memory
 from twinrank.fast.trees._warm import after_helper, starting_helper
 from twinrank.reference.engine import Engine
 
@@ -34,4 +35,5 @@ FAST = Engine(
     optimal_combination=combine.optimal_combination,
     combine_scores=bag_rules.combine_scores,
     threads=threads,
+    low_memory=low_memory,
 )

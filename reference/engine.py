@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
-from twinrank.reference._param_checks import check_n_threads
+from twinrank.reference._param_checks import check_bool, check_n_threads
 from twinrank.reference.attribution import contributions
 from twinrank.reference.combination import bag_rules, combine
 from twinrank.reference.costs import exits
@@ -40,6 +40,7 @@ class Engine:
     optimal_combination : :func:`combine.optimal_combination` (the exact line search of ``step="optimal"``)
     combine_scores : :func:`bag_rules.combine_scores` (a bag's members' scores, combined per query)
     threads : ``threads(n_threads)``, the context the kernels run in
+    low_memory : ``low_memory(on)``, the context a fit's trees grow in (``FitParams.low_memory``)
     """
 
     name: str
@@ -63,11 +64,19 @@ class Engine:
     optimal_combination: Callable
     combine_scores: Callable
     threads: Callable
+    low_memory: Callable
 
 
 def no_threads(n_threads):
     """The reference runs on the calling thread: ``n_threads`` is checked as the fast twin checks it, then ignored."""
     check_n_threads("n_threads", n_threads)
+    return contextlib.nullcontext()
+
+
+def one_layout(low_memory):
+    """The reference keeps no second layout of the bins: ``low_memory`` is checked as the fast twin checks it,
+    then ignored."""
+    check_bool("low_memory", low_memory)
     return contextlib.nullcontext()
 
 
@@ -86,4 +95,5 @@ REFERENCE = Engine(
     optimal_combination=combine.optimal_combination,
     combine_scores=bag_rules.combine_scores,
     threads=no_threads,
+    low_memory=one_layout,
 )

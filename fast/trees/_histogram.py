@@ -18,7 +18,9 @@ misses for the node:
 * sparse nodes (deep in the tree, rows scattered over the data set): the
   row-major copy. A column read would cost one cache miss per row and feature;
   here a block of rows is first gathered into a small buffer (independent loads,
-  many in flight), then summed from it.
+  many in flight), then summed from it. Without the copy (``_layout.low_memory``: ``bin_rows``
+  empty) the column pass sums them instead, each feature's slots in the same row order: the
+  same sums bit for bit, at a cache miss per row and feature.
 
 A slot is two float64 lanes ``(g, h)``; a row adds its ``(g, h)`` to it with one
 vector instruction (``_simd.add_row``). Rows are not counted here: a split needs the
@@ -99,8 +101,8 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
                     subtract)
     else:
         assert sparse, "a dense node this large is build_skipping's"
-        _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks, parent,
-                      subtract)
+        _build_halves(hist, spare, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks,
+                      parent, subtract)
 
 
 @njit(cache=True, inline='always')
@@ -115,13 +117,14 @@ def every_row_in_order(order, start, stop, n_rows):
 
 
 @njit(parallel=True, cache=True)
-def _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks, parent,
-                  subtract):
+def _build_halves(hist, spare, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks,
+                  parent, subtract):
     """Sparse nodes: rows ``[start, mid)`` into ``hist`` and ``[mid, stop)`` into ``spare``; then
     ``hist += spare`` (and the parent's subtraction) per feature range. A task sums one half over
     one of ``n_tasks // 2`` feature ranges (every feature on two threads): each feature of each
     half is summed by one task in row order, whatever the thread count."""
     mid, n_features = (start + stop) // 2, hist.shape[0]
+    features = np.arange(n_features)
     groups = max(1, n_tasks // 2)
     gh_flat = gh.reshape(gh.size)
     for i in prange(start, stop):
@@ -132,7 +135,11 @@ def _build_halves(hist, spare, bin_rows, gradients, hessians, order, start, stop
         first, last = group * n_features // groups, (group + 1) * n_features // groups
         target = hist if half == 0 else spare
         zero_features(target, first, last)
-        _sum_row_blocks(target.reshape(target.size), bin_rows, order, gh_flat, lo, hi, first, last)
+        if len(bin_rows) > 0:
+            _sum_row_blocks(target.reshape(target.size), bin_rows, order, gh_flat, lo, hi, first, last)
+        else:  # one layout (``_layout.low_memory``): the same sums from the columns
+            sum_column_blocks(target.reshape(target.size), bin_columns, False, order, gh_flat, lo, hi, features,
+                              first, last)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
         add_features(hist, spare, first, last)
@@ -149,7 +156,7 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, or
     hist[first:last] = 0.0
     flat = hist.reshape(hist.size)  # (d * FEATURE_SLOTS * LANES,) feature f at f * SLOT_SIZE
     gh_flat = gh.reshape(gh.size)  # (2 m,) g and h interleaved
-    if sparse:
+    if sparse and len(bin_rows) > 0:  # else one layout (``_layout.low_memory``): the same sums from the columns
         _sum_row_blocks(flat, bin_rows, order, gh_flat, start, stop, first, last)
     else:
         sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop,

@@ -103,7 +103,8 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n
     order, start, stop = segment
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, n_features))
-    sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size
+    # the row pass, unless the row-major bins are empty (``_layout.low_memory``: the same integers by columns)
+    sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size and len(bin_rows) > 0
     if sparse and chunk >= stop - start and n_tasks > 1 and (stop - start) * n_features >= PARALLEL_WORK:
         _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, np.int64(k), order, start, stop, pk, n_tasks,
                         parent, subtract)

@@ -79,8 +79,8 @@ ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes
 
 def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
     """``(skip, dense, entry_start, entries)`` of ``binned`` (n_rows, d) uint8, given also as its
-    C-ordered copy ``row_major`` (module docstring); :func:`all_dense` when no feature is sparse or
-    there are more than ``MAX_FEATURES`` features."""
+    C-ordered copy ``row_major`` (or None: :func:`_by_rows`; module docstring); :func:`all_dense` when
+    no feature is sparse or there are more than ``MAX_FEATURES`` features."""
     n_rows, n_features = binned.shape
     if n_features > MAX_FEATURES or n_rows == 0:
         return all_dense(n_features)
@@ -90,16 +90,33 @@ def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
     skip = np.where(counts.max(axis=1) >= SKIP_SHARE * n_rows, top, -1).astype(np.int64)
     if (skip < 0).all():
         return all_dense(n_features)
-    rows = row_major.reshape(-1)
-    n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
     entry_start = np.zeros(n_rows + 1, dtype=np.int64)
-    over_chunks(_count_entries, n_chunks, rows, n_features, skip, entry_start)
+    _by_rows(_count_entries, binned, row_major, skip, entry_start)
     np.cumsum(entry_start, out=entry_start)
     entries = np.empty(entry_start[-1], dtype=np.uint16)
-    over_chunks(_fill_entries, n_chunks, rows, n_features, skip, entry_start, entries)
+    _by_rows(_fill_entries, binned, row_major, skip, entry_start, entries)
     if entry_start[-1] < 2**31:  # int32 row starts (half the memory) whenever they fit
         entry_start = entry_start.astype(np.int32)
     return skip, np.flatnonzero(skip < 0).astype(np.int64), entry_start, entries
+
+
+def _by_rows(kernel, binned, row_major, skip, entry_start, *out):
+    """``kernel(first, last, rows, n_features, skip, entry_start, *out)`` (:func:`_count_entries`,
+    :func:`_fill_entries`) over the chunks of ``ROW_CHUNK`` rows, reading the C-ordered ``row_major``;
+    when it is None (``_layout``'s one layout), each chunk's rows copied to C order in turn (a chunk's
+    bins, not all rows')."""
+    n_rows, n_features = binned.shape
+    n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
+    if row_major is not None:
+        over_chunks(kernel, n_chunks, row_major.reshape(-1), n_features, skip, entry_start, *out)
+        return
+
+    def chunks(first, last):
+        for c in range(first, last):
+            block = np.ascontiguousarray(binned[c * ROW_CHUNK:(c + 1) * ROW_CHUNK])
+            kernel(0, 1, block.reshape(-1), n_features, skip, entry_start[c * ROW_CHUNK:], *out)
+
+    over_chunks(chunks, n_chunks)
 
 
 def all_dense(n_features: int) -> tuple:

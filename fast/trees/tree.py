@@ -49,8 +49,8 @@ def grow_tree(binned, gradients, hessians, thresholds, params: TreeParams, *, ro
               feature_mask=None, feature_cost=None, quantized=None, leaf_of_row=None) -> Tree:
     """Numba-parallel twin of `twinrank.reference.trees.tree.grow_tree`.
 
-    Reads the bins in two layouts (``_layout``): pass the read-only Fortran-ordered
-    bins of ``twinrank.fast.trees.binning.apply_bins`` to have the row-major copy made once;
+    Reads the bins in two layouts (``_layout``; one under ``_layout.low_memory``): pass the read-only
+    Fortran-ordered bins of ``twinrank.fast.trees.binning.apply_bins`` to have the row-major copy made once;
     any other array is copied on every call. With ``quantized`` the histograms are
     sums of small integers (exact in any order), so the tree is the reference's bit
     for bit, values included (refit from leaf sums taken in the reference's order,

@@ -144,7 +144,7 @@ class RankerEstimator(ScikitLearnProtocol):
             fitted = run_fit(self.engine, train.X, params.fit.missing)
             scorer = self.engine.predict_ensemble  # scores the iterative strategy's imputers
             train, valid = _transformed(train, fitted, scorer), _transformed(valid, fitted, scorer)
-        with self.engine.threads(params.fit.n_threads):
+        with self.engine.threads(params.fit.n_threads), self.engine.low_memory(params.fit.low_memory):
             model = self.fit_model(params, train, valid, init_score=init_score,
                                    callback=self.progress(callback, params.fit.verbose))
         self._set_fitted(with_feature_names(with_missing(model, fitted), names))

@@ -125,6 +125,7 @@ class BLMART(LambdaMART):
                  overfit_tolerance=BoostParams.overfit_tolerance,
                  overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,
                  missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 low_memory=FitParams.low_memory,
                  verbose=FitParams.verbose):
         self._set_init_params(locals())
 

@@ -337,6 +337,8 @@ class McRank(CumulativeRanker):
     seed : classifier ``j`` boosts with ``classifier_seed(seed, j)`` (its row
         subsamples and node feature subsets).
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    low_memory : the fast twin keeps its bins in one layout (no row-order copy: one byte a row and
+        feature less), the same model at more time per tree; the reference ignores it.
     verbose : print one line per ``verbose`` rounds of each classifier to stderr (0: silent).
 
     Attributes
@@ -369,6 +371,7 @@ class McRank(CumulativeRanker):
                  subsample_for_bin=BoostParams.subsample_for_bin,
                  fit_weights=McRankParams.fit_weights, eval_train=BoostParams.eval_train,
                  missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 low_memory=FitParams.low_memory,
                  verbose=FitParams.verbose):
         self._set_init_params(locals())
 
@@ -500,6 +503,8 @@ class CumulativeRegression(CumulativeRanker):
         fitted once before any regressor and stored in every regressor of the model.
     seed : regressor ``j`` is seeded ``classifier_seed(seed, j)``, as McRank's classifiers.
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    low_memory : the fast twin keeps its bins in one layout (no row-order copy: one byte a row and
+        feature less), the same model at more time per tree; the reference ignores it.
     verbose : print one line per ``verbose`` trees of each regressor to stderr (0: silent).
 
     Attributes
@@ -527,7 +532,8 @@ class CumulativeRegression(CumulativeRanker):
                  rf_n_trees=ForestParams.n_trees, rf_max_leaves=1024, rf_max_depth=TreeParams.max_depth,
                  rf_min_samples_leaf=5, rf_feature_fraction=0.1, rf_bootstrap=ForestParams.bootstrap,
                  rf_query_subsample=ForestParams.query_subsample, missing=FitParams.missing,
-                 seed=BoostParams.seed, n_threads=FitParams.n_threads, verbose=FitParams.verbose):
+                 seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 low_memory=FitParams.low_memory, verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def regressor(self, seed: int) -> RandomForest | IGBRT:
@@ -540,7 +546,7 @@ class CumulativeRegression(CumulativeRanker):
         values = self.get_params()
         shared = dict(max_bins=values["max_bins"], subsample_for_bin=values["subsample_for_bin"],
                       missing=missing_split(self.missing), seed=seed,
-                      n_threads=self.n_threads)
+                      n_threads=self.n_threads, low_memory=self.low_memory)
         forest = {name: value for name, value in values.items() if name.startswith("rf_")}
         if self.base == "random_forest":
             return estimator_on(self.engine, RandomForest)(**{n[3:]: v for n, v in forest.items()}, **shared)

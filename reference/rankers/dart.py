@@ -41,7 +41,7 @@ class DART(LambdaMART):
     snapshot_sizes : ensemble sizes whose model is kept in the model file (``predict(X, n_trees=size)``).
     max_leaves, max_depth, min_samples_leaf, min_hessian_in_leaf, lambda_l2, min_gain_to_split,
     split_gain, query_subsample, feature_fraction, max_bins, subsample_for_bin, sigma, truncation, normalize,
-    target, metric, convention, init_model, missing, seed, n_threads, verbose :
+    target, metric, convention, init_model, missing, seed, n_threads, low_memory, verbose :
         as :class:`~twinrank.reference.rankers.lambdamart.LambdaMART`'s. Feature costs, optimal steps and
         early stopping are not offered: trees are rescaled and removed after they are grown.
     """
@@ -66,7 +66,7 @@ class DART(LambdaMART):
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,
                  init_model=FitParams.init_model, missing=FitParams.missing, seed=BoostParams.seed,
-                 n_threads=FitParams.n_threads, verbose=FitParams.verbose):
+                 n_threads=FitParams.n_threads, low_memory=FitParams.low_memory, verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def validated_params(self) -> SimpleNamespace:
@@ -125,5 +125,5 @@ class XDART(DART):
                  normalize=LambdaRankParams.normalize, target=LambdaRankParams.target,
                  metric=BoostParams.metric, convention=BoostParams.convention,
                  init_model=FitParams.init_model, missing=FitParams.missing, seed=BoostParams.seed,
-                 n_threads=FitParams.n_threads, verbose=FitParams.verbose):
+                 n_threads=FitParams.n_threads, low_memory=FitParams.low_memory, verbose=FitParams.verbose):
         self._set_init_params(locals())

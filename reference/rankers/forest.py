@@ -99,6 +99,8 @@ class RandomForest(BoostedRanker):
         ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of every random draw.
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    low_memory : the fast twin keeps its bins in one layout (no row-order copy: one byte a row and
+        feature less), the same model at more time per tree; the reference ignores it.
     verbose : print one line per ``verbose`` trees to stderr (0: silent).
     """
 
@@ -116,6 +118,7 @@ class RandomForest(BoostedRanker):
                  subsample_for_bin=ForestParams.subsample_for_bin,
                  metric=ForestParams.metric, convention=ForestParams.convention,
                  missing=FitParams.missing, seed=ForestParams.seed, n_threads=FitParams.n_threads,
+                 low_memory=FitParams.low_memory,
                  verbose=FitParams.verbose):
         self._set_init_params(locals())
 
@@ -169,7 +172,7 @@ class IGBRT(GBRT):
         their own, ``TreeParams.missing_split``), or a fill fitted on the training rows (``"zero"``, ``"one"``, ``"mean"``,
         ``"median"``, ``"iterative"``) and stored in the model;
         fitted once, before the forest (which sees the filled rows).
-    seed, n_threads, verbose : as in :class:`~twinrank.reference.rankers.gbrt.GBRT`.
+    seed, n_threads, low_memory, verbose : as in :class:`~twinrank.reference.rankers.gbrt.GBRT`.
     """
 
     param_objects = (TreeParams, BoostParams, CostParams, FitParams, ("rf_", ForestParams),
@@ -194,7 +197,8 @@ class IGBRT(GBRT):
                  rf_query_subsample=ForestParams.query_subsample,
                  rf_cost_lambda=TreeParams.cost_lambda, rf_cost_batch_size=ForestParams.cost_batch_size,
                  missing=FitParams.missing,
-                 seed=BoostParams.seed, n_threads=FitParams.n_threads, verbose=FitParams.verbose):
+                 seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 low_memory=FitParams.low_memory, verbose=FitParams.verbose):
         self._set_init_params(locals())
 
     def forest(self) -> RandomForest:
@@ -205,7 +209,8 @@ class IGBRT(GBRT):
         """
         values = self.get_params()
         shared = {name: values[name] for name in ("max_bins", "subsample_for_bin", "metric", "convention",
-                                                  "seed", "n_threads", "feature_costs", "free_after_use")}
+                                                  "seed", "n_threads", "low_memory", "feature_costs",
+                                                  "free_after_use")}
         own = {name[3:]: value for name, value in values.items() if name.startswith("rf_")}
         # a fill strategy is the IGBRT's, fitted once; the forest splits as the IGBRT does
         return estimator_on(self.engine, RandomForest)(**own, **shared, missing=missing_split(self.missing))

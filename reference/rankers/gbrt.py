@@ -90,6 +90,8 @@ class GBRT(BoostedRanker):
         ``"median"``, ``"iterative"``) and stored in the model.
     seed : seed of run 0's random draws.
     n_threads : threads of the fast twin (None: all cores); the reference ignores it.
+    low_memory : the fast twin keeps its bins in one layout (no row-order copy: one byte a row and
+        feature less), the same model at more time per tree; the reference ignores it.
     verbose : print one line per ``verbose`` trees to stderr (0: silent).
 
     Attributes
@@ -120,6 +122,7 @@ class GBRT(BoostedRanker):
                  overfit_tolerance=BoostParams.overfit_tolerance,
                  overfit_extra_trees=BoostParams.overfit_extra_trees, init_model=FitParams.init_model,
                  missing=FitParams.missing, seed=BoostParams.seed, n_threads=FitParams.n_threads,
+                 low_memory=FitParams.low_memory,
                  verbose=FitParams.verbose):
         self._set_init_params(locals())
 

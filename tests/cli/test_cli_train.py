@@ -122,3 +122,15 @@ def test_demo_prints_test_metrics(capsys):
     assert letor[3] < letor[2]  # NDCG@10 < NDCG@5: the output says why
     assert "fewer than k documents 0" in out and "no relevant document" in out
     assert "lightgbm convention" in out  # the summary's best validation value names its convention
+
+
+def test_low_memory_flag_trains_the_same_trees(files):
+    tmp, _ = files
+    for name, flags in (("default", []), ("lean", ["--low-memory"])):
+        main(["train", "--train", str(tmp / "train.txt"), "--model", str(tmp / f"{name}.json"),
+              "--trees", "3", "--leaves", "4", "--min-samples-leaf", "2", "--quiet", "--seed", "5", *flags])
+    default, lean = Ensemble.load(tmp / "default.json"), Ensemble.load(tmp / "lean.json")
+    assert len(lean.trees) == 3
+    for s, t in zip(lean.trees, default.trees):
+        np.testing.assert_array_equal(s.feature, t.feature)
+        np.testing.assert_array_equal(s.value, t.value)

@@ -94,7 +94,7 @@ def _true_or_false(text: str) -> bool:
 ALIASES = {"n_trees": ["--trees"], "max_leaves": ["--leaves"],
            "early_stopping_rounds": ["--early-stopping"], "rf_n_trees": ["--rf-trees"],
            "rf_max_leaves": ["--rf-leaves"], "n_threads": ["--threads"]}
-SWITCHES = ("eval_train",)  # a bare flag giving True (left out: the default)
+SWITCHES = ("eval_train", "low_memory")  # a bare flag giving True (left out: the default)
 
 
 def flag(name: str) -> str:
