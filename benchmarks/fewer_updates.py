@@ -167,7 +167,7 @@ def per_node(kernels: Kernels, data, binned, settings: Settings) -> list[dict]:
 
 def row_passes(kernels: Kernels, repeat: int) -> list[dict]:
     """Way 4's times: the grower's row pass against dense rows + entries, one thread."""
-    _, dense, entry_start, entries = kernels.skipping
+    _, dense, entry_start, entries, _ = kernels.skipping
     rng = np.random.default_rng(3)
     out = []
     for share in SHARES:

@@ -143,7 +143,7 @@ class Kernels:
         self.hist = np.empty((self.n_features, FEATURE_SLOTS, 2))
         self.spare, self.parent = np.empty_like(self.hist), np.zeros_like(self.hist)
         self.gh = np.empty((self.n_rows, 2))
-        _, dense, entry_start, _ = self.skipping
+        _, dense, entry_start, *_ = self.skipping
         self.n_dense, self.entries = len(dense), np.diff(entry_start.astype(np.int64))
 
     def kind(self, m: int) -> str:
@@ -170,7 +170,7 @@ class Kernels:
 
     def parts(self, repeat: int) -> list[dict]:
         """The root's two parts, then whole nodes of random rows."""
-        n, (_, dense, entry_start, entries) = self.n_rows, self.skipping
+        n, (_, dense, entry_start, entries, _) = self.n_rows, self.skipping
         every = np.arange(n, dtype=np.int32)
         gh, flat = np.random.default_rng(2).standard_normal(2 * n), self.hist.reshape(-1)
         t_columns = best_seconds(lambda: sum_column_blocks(flat, self.columns, True, every, gh, 0, n, dense, 0,

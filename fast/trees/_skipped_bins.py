@@ -11,13 +11,16 @@ A feature is *sparse* when its most frequent bin ``skip[f]`` holds at least
 ``SKIP_SHARE`` of all rows. The layout (:func:`sparse_rows`, made once per binned
 matrix by ``_layout``) lists each row's other entries of the sparse features, as
 slot numbers ``f * FEATURE_SLOTS + b`` in uint16, rows in order (a CSR matrix; its row
-starts in int32 while they fit, 4 bytes a row). A node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) and big enough
+starts in int32 while they fit, 4 bytes a row), and a bit per entry, set on each row's first
+(``row_starts``, 64 to a uint64 word: 3.5 bytes a row on the benchmark's 28 entries a row). A row
+without any entry gets one, into a padding slot (``PADDING``, zeroed after the sums). A node of at least ``1 / SKIP_RATIO`` of the rows (the root among them) and big enough
 for threads is then summed as::
 
     gather     prange over rows     gh[i] = (g, h) of row order[i]            O(m)
     dense      one task per range   the column pass over the dense features   O(m * d_dense)
     sparse     two fixed halves     each row's entries into hist (first half)
                of the node's rows   or spare (second half)                    O(entries)
+                                    (rows in order, the root: one stream)
     fix        prange over features hist += spare; slot skip[f] = totals - the rest;
                                     the sibling's parent -= hist
 
@@ -35,6 +38,16 @@ are the same on any thread count. The one rounding that would matter, a skipped 
 whose hessians are all zero left at ``-1e-17`` instead of 0 (which a
 ``min_hessian_in_leaf`` of 0 would reject), is rounded back: a remainder within
 ``HESSIAN_NOISE * H`` of zero is zero.
+
+**The root's entries as one stream.** Summed row by row, a row's loop ends after a varying
+number of entries (28 on average, 17 either way, on the benchmark's rows), which the branch
+predictor misses at every row: that, not the histogram's size, set the entries' 0.86 ns an update
+(28 a row read by a loop of fixed length: 0.57; feature blocks whose histograms fit L1, each a loop
+per row: 2.3-4x slower; ``benchmarks/entry_stream.py``). Rows in order (the root without row
+sampling) have their entries contiguous, so :func:`_sum_entries_in_order` runs one loop over the
+entries, a row's position advanced by its first entry's bit (0.62-0.66 ns an update); each slot still
+sums in row order, the same bits. Scattered rows keep the loop per row (gathering their entries into
+one stream first cost as much as it saved).
 
 The costs: reading a feature from its entries costs more per entry than the column pass
 does per row, so a feature gains once about a third of its rows sit in its skipped bin.
@@ -75,12 +88,13 @@ HESSIAN_NOISE = 2.0**-40  # a skipped slot's hessian within this times H of zero
 MAX_FEATURES = (2**16 - 1) // FEATURE_SLOTS  # slot numbers are uint16
 ENTRY_COST = 3  # an entry's time in dense bins', for the halves' shares of work (measured on the 1M benchmark root)
 ROW_CHUNK = 1 << 16  # rows per chunk of the layout's passes
+PADDING = N_SLOTS  # the slot (a padding one) of a row's entry when it has none: every row has one
 
 
 def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
-    """``(skip, dense, entry_start, entries)`` of ``binned`` (n_rows, d) uint8, given also as its
-    C-ordered copy ``row_major`` (or None: :func:`_by_rows`; module docstring); :func:`all_dense` when
-    no feature is sparse or there are more than ``MAX_FEATURES`` features."""
+    """``(skip, dense, entry_start, entries, row_starts)`` of ``binned`` (n_rows, d) uint8, given also
+    as its C-ordered copy ``row_major`` (or None: :func:`_by_rows`; module docstring); :func:`all_dense`
+    when no feature is sparse or there are more than ``MAX_FEATURES`` features."""
     n_rows, n_features = binned.shape
     if n_features > MAX_FEATURES or n_rows == 0:
         return all_dense(n_features)
@@ -95,9 +109,12 @@ def sparse_rows(binned: np.ndarray, row_major: np.ndarray) -> tuple:
     np.cumsum(entry_start, out=entry_start)
     entries = np.empty(entry_start[-1], dtype=np.uint16)
     _by_rows(_fill_entries, binned, row_major, skip, entry_start, entries)
+    firsts = np.zeros(-(-len(entries) // 64) * 64, dtype=np.bool_)  # whole words of 64 entries
+    firsts[entry_start[:-1]] = True
+    row_starts = np.packbits(firsts, bitorder="little").view("<u8").astype(np.uint64)
     if entry_start[-1] < 2**31:  # int32 row starts (half the memory) whenever they fit
         entry_start = entry_start.astype(np.int32)
-    return skip, np.flatnonzero(skip < 0).astype(np.int64), entry_start, entries
+    return skip, np.flatnonzero(skip < 0).astype(np.int64), entry_start, entries, row_starts
 
 
 def _by_rows(kernel, binned, row_major, skip, entry_start, *out):
@@ -123,7 +140,7 @@ def all_dense(n_features: int) -> tuple:
     """The layout of ``n_features`` features none of which is sparse: :func:`build_skipping` is then
     the plain column pass, each feature summed by one task in row order (the reference's sums)."""
     return (np.full(n_features, -1, dtype=np.int64), np.arange(n_features, dtype=np.int64),
-            np.zeros(1, dtype=np.int32), np.empty(0, dtype=np.uint16))
+            np.zeros(1, dtype=np.int32), np.empty(0, dtype=np.uint16), np.empty(0, dtype=np.uint64))
 
 
 @njit(cache=True, nogil=True)
@@ -144,14 +161,16 @@ def _count_entries(first, last, rows, n_features, skip, entry_start):
         n = 0
         for f in range(n_features):
             n += skip[f] >= 0 and rows[r * n_features + f] != skip[f]
-        entry_start[r + 1] = n
+        entry_start[r + 1] = max(n, 1)  # a row without entries gets one into a padding slot
 
 
 @njit(cache=True, nogil=True)
 def _fill_entries(first, last, rows, n_features, skip, entry_start, entries):
     """Row r's entries (slot numbers, features ascending) at ``entries[entry_start[r]:]``, for the
-    rows of chunks ``[first, last)``."""
+    rows of chunks ``[first, last)``; a row without any, one into the first padding slot of the first
+    sparse feature (``PADDING``), which no sum keeps."""
     n_rows = len(rows) // n_features
+    padding = np.argmax(skip >= 0) * FEATURE_SLOTS + PADDING
     for r in range(first * ROW_CHUNK, min(n_rows, last * ROW_CHUNK)):
         at = entry_start[r]
         for f in range(n_features):
@@ -159,6 +178,8 @@ def _fill_entries(first, last, rows, n_features, skip, entry_start, entries):
             if skip[f] >= 0 and b != skip[f]:
                 entries[at] = f * FEATURE_SLOTS + b
                 at += 1
+        if at == entry_start[r]:
+            entries[at] = padding
 
 
 @njit(parallel=True, cache=True)
@@ -173,7 +194,7 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
     # BUF gh (at least (m + 1) // 2, 2) float64, overwritten: the (g, h) of the node's rows from gh[0] on,
     #     or of one half of them at a time if they are more than gh holds (module docstring); spare like hist
     """
-    skip, dense, entry_start, entries = layout
+    skip, dense, entry_start, entries, row_starts = layout
     n_features, m = hist.shape[0], stop - start
     n_tasks = max(2, min(n_threads, len(dense)))
     in_order = every_row_in_order(order, start, stop, len(gradients))
@@ -205,7 +226,11 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
                 for f in range(n_features):
                     if skip[f] >= 0:
                         zero_features(target, f, f + 1)
-                _sum_entries(target.reshape(target.size), starts, entries, in_order, rows, gh_flat, e_lo, e_hi)
+                if in_order:  # rows lo + e_lo .. of one run: the entries as one stream
+                    _sum_entries_in_order(target.reshape(target.size), row_starts, entries, gh_flat, e_lo,
+                                          starts[e_lo], starts[e_hi])
+                else:
+                    _sum_entries(target.reshape(target.size), starts, entries, in_order, rows, gh_flat, e_lo, e_hi)
     for f in prange(n_features):
         if skip[f] >= 0:
             add_features(hist, spare, f, f + 1)
@@ -229,7 +254,7 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
     """
     g_int, h_int, chunk, k = packed
     order, start, stop = segment
-    skip, dense, entry_start, entries = layout
+    skip, dense, entry_start, entries, _ = layout
     n_features = hist.shape[0]
     n_tasks = max(1, min(n_threads, len(ihist)))
     in_order = every_row_in_order(order, start, stop, len(g_int))
@@ -289,6 +314,7 @@ _1 = np.uint64(1)
 _L = np.uint64(LANES)
 _AHEAD = np.uint64(PREFETCH_ROWS)  # unsigned, as the positions it is added to
 _AHEAD2 = np.uint64(2 * PREFETCH_ROWS)
+_6, _63 = np.uint64(6), np.uint64(63)
 
 
 # The prefetches are written out in both loops, not called: a helper given the arrays, even
@@ -311,6 +337,26 @@ def _sum_entries(flat, entry_start, entries, in_order, order, gh_flat, lo, hi):
         row = i if in_order else np.uint64(order[i])
         for e in range(np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])):
             add_row(flat, np.uint64(entries[e]) * _L, gh_flat, pair)
+
+
+@njit(cache=True)
+def _sum_entries_in_order(flat, row_starts, entries, gh_flat, first, lo, hi):
+    """The entries ``[lo, hi)`` of consecutive rows, ``lo`` the first entry of the row whose ``(g, h)``
+    is at position ``first``: each adds the ``(g, h)`` of its row, whose position advances at every
+    row's first entry (bit ``e`` of ``row_starts``; every row has one). One loop over the entries,
+    64 at a time (a word of ``row_starts``), not one per row: a row's loop ends after a varying
+    number of entries (28 on average, 17 either way, on the benchmark's rows), which the branch
+    predictor misses at every row (module docstring)."""
+    position = np.uint64(first) - _1
+    e, top = np.uint64(lo), np.uint64(hi)
+    while e < top:
+        starts = row_starts[e >> _6] >> (e & _63)
+        stop = min(top, (e | _63) + _1)
+        for k in range(e, stop):
+            position += starts & _1
+            starts >>= _1
+            add_row(flat, np.uint64(entries[k]) * _L, gh_flat, position << _1)
+        e = stop
 
 
 @njit(cache=True)
@@ -339,5 +385,6 @@ def _fix(hist, f, skipped, totals):
             if b != skipped:
                 rest -= hist[f, b, lane]
         hist[f, skipped, lane] = rest
+        hist[f, PADDING, lane] = 0.0  # the entries of rows without any (``_fill_entries``)
     if abs(hist[f, skipped, 1]) <= HESSIAN_NOISE * totals[1]:
         hist[f, skipped, 1] = 0.0

@@ -10,7 +10,14 @@ from twinrank.fast.runtime._simd import LANES
 from twinrank.fast.trees import binning as fast_binning, tree as fast
 from twinrank.fast.trees._histogram import FEATURE_SLOTS
 from twinrank.fast.trees._layout import sparse_layout
-from twinrank.fast.trees._skipped_bins import MAX_FEATURES, SKIP_SHARE, all_dense, build_skipping, sparse_rows
+from twinrank.fast.trees._skipped_bins import (
+    MAX_FEATURES,
+    PADDING,
+    SKIP_SHARE,
+    all_dense,
+    build_skipping,
+    sparse_rows,
+)
 from twinrank.reference.params import TreeParams
 from twinrank.reference.trees import binning as ref_binning, tree as ref
 
@@ -48,19 +55,26 @@ def dense_histogram(binned, g, h, layout, rows=None, gh_rows=None):
 
 def test_layout_lists_every_entry_outside_the_skipped_bins():
     X, thresholds, _, _ = zero_heavy(0, 3000, 12)
+    X[[5, 77]] = 0.0  # rows at every sparse feature's most frequent bin (0: shares 0.2 .. 0.95 are zeros)
     binned = fast_binning.apply_bins(X, thresholds)
-    skip, dense, entry_start, entries = sparse_layout(binned)
+    skip, dense, entry_start, entries, row_starts = sparse_layout(binned)
     assert sparse_layout(binned)[3] is entries  # made once per binned matrix
     counts = np.array([np.bincount(binned[:, f], minlength=256) for f in range(12)])
     expected_skip = np.where(counts.max(1) >= SKIP_SHARE * len(X), counts.argmax(1), -1)
     np.testing.assert_array_equal(skip, expected_skip)
     np.testing.assert_array_equal(dense, np.flatnonzero(expected_skip < 0))
     assert 0 < (skip >= 0).sum() < 12  # both kinds of features
-    for r in (0, 1, 1234, 2999):
+    padding = int(np.flatnonzero(skip >= 0)[0]) * FEATURE_SLOTS + PADDING
+    empty = 0
+    for r in range(len(X)):
         sparse = [f for f in range(12) if skip[f] >= 0 and binned[r, f] != skip[f]]
-        slots = [f * FEATURE_SLOTS + int(binned[r, f]) for f in sparse]
+        slots = [f * FEATURE_SLOTS + int(binned[r, f]) for f in sparse] or [padding]  # one entry at least
+        empty += not sparse
         np.testing.assert_array_equal(entries[entry_start[r]:entry_start[r + 1]], slots)
-    assert entry_start[-1] == sum((binned[:, f] != skip[f]).sum() for f in range(12) if skip[f] >= 0)
+    assert empty >= 2
+    assert entry_start[-1] == empty + sum((binned[:, f] != skip[f]).sum() for f in range(12) if skip[f] >= 0)
+    firsts = np.unpackbits(row_starts.view(np.uint8), bitorder="little")  # bit e: entry e starts its row
+    np.testing.assert_array_equal(np.flatnonzero(firsts), entry_start[:-1])
 
 
 def test_no_layout_without_sparse_features_or_with_too_many_features():
@@ -117,6 +131,30 @@ def test_a_node_gathered_one_half_at_a_time_has_the_bits_of_one_pass(node):
             np.testing.assert_array_equal(halves, one_pass)
     finally:
         numba.set_num_threads(old)
+
+
+def test_rows_without_entries_leave_no_trace_in_the_sums():
+    """Rows at every sparse feature's most frequent bin (one entry each, into a padding slot): the
+    root's entries summed as one stream still give each row its own (g, h), the padding slots stay
+    zero, and the trees, exact and quantized, are the reference's."""
+    X, thresholds, g, h = zero_heavy(4, 6000, 12)
+    X[::5] = 0.0
+    binned = fast_binning.apply_bins(X, thresholds)
+    layout = sparse_layout(binned)
+    assert (np.diff(layout[2]) == 1).sum() >= 1200  # a fifth of the rows and more: a padding entry or one
+    ref_binned = ref_binning.apply_bins(X, thresholds)
+    child = np.flatnonzero(np.random.default_rng(9).random(len(g)) < 0.5).astype(np.int32)
+    for rows in (np.arange(len(g), dtype=np.int32), child):
+        for gh_rows in (len(rows), len(rows) // 2 + 1):  # in one pass, in halves
+            hist = dense_histogram(binned, g, h, layout, rows, gh_rows=gh_rows)
+            assert not hist[:, 256:].any()
+            np.testing.assert_array_equal(hist[:, :256], ref.build_histogram(ref_binned, g, h, rows)[..., :2])
+    params = TreeParams(max_leaves=15, min_samples_leaf=10)
+    assert fast.grow_tree(binned, g, h, thresholds, params).equals(ref.grow_tree(ref_binned, g, h, thresholds,
+                                                                                 params))
+    q = fast.quantize_gradients(np.random.default_rng(0), g, h, 4)
+    assert fast.grow_tree(binned, g, h, thresholds, params, quantized=q).equals(
+        ref.grow_tree(ref_binned, g, h, thresholds, params, quantized=q))
 
 
 def test_the_sibling_is_the_parent_minus_the_node():
