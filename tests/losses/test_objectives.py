@@ -4,6 +4,7 @@ The oracle recomputes every $|\\Delta Z_{ij}|$ by swapping two documents and eva
 NDCG@k, AP or ERR@k from scratch with the textbook formulas below, so it shares no
 code and no algebra with either twin's O(1)-per-pair deltas.
 """
+import functools
 import itertools
 import math
 
@@ -263,17 +264,28 @@ def test_lambdarank_matches_pairwise_oracle(twin, data):
     np.testing.assert_allclose(h, expected_h, rtol=1e-9, atol=1e-12)
 
 
+TIED_Y = np.array([2.0, 0.0, 1.0, 0.0, 3.0, 1.0, 0.0, 1.0, 0.0, 0.0, 2.0])
+TIED_OFFSETS = np.array([0, 7, 8, 11])
+
+
+@functools.cache
+def tied_query_oracle(truncation, k, normalize):
+    """The oracle's lambdas of the tied query (its 7! orders: seconds), computed once for both twins."""
+    g, h = pairwise_lambdarank(TIED_Y, np.zeros(len(TIED_Y)), TIED_OFFSETS, k=k, truncation=truncation,
+                               normalize=normalize)
+    g.flags.writeable = h.flags.writeable = False
+    return g, h
+
+
 @TWINS
 @pytest.mark.parametrize("truncation, k", [(None, None), (3, None), (None, 2), (30, 10), (1, 4)])
 @pytest.mark.parametrize("normalize", [False, True])
 def test_tied_query_takes_the_mean_over_every_order(twin, truncation, k, normalize):
     """A query whose scores all tie: its NDCG lambdas are those of a random order, in expectation
     (all 7! orders), with a one-document query and a query of one label beside it."""
-    y = np.array([2.0, 0.0, 1.0, 0.0, 3.0, 1.0, 0.0, 1.0, 0.0, 0.0, 2.0])
-    offsets = np.array([0, 7, 8, 11])
+    y, offsets = TIED_Y.copy(), TIED_OFFSETS.copy()
     g, h = twin.lambdarank(y, np.zeros(len(y)), offsets, k=k, truncation=truncation, normalize=normalize)
-    expected_g, expected_h = pairwise_lambdarank(y, np.zeros(len(y)), offsets, k=k, truncation=truncation,
-                                                 normalize=normalize)
+    expected_g, expected_h = tied_query_oracle(truncation, k, normalize)
     np.testing.assert_allclose(g, expected_g, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(h, expected_h, rtol=1e-12, atol=1e-15)
     assert np.all(g[7:8] == 0.0) and np.any(g[8:] != 0.0)
