@@ -259,7 +259,7 @@ def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
                 leaf_of_row[order[i]] = k
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _child_histograms(first, n_children, parent_slot, hist, slot, free_slots, n_free, data, rules, summed,
                       depth, count, gh, packing, spare, sums):
     """Histograms of the children ``first .. first + n_children - 1`` that may be split; return how many
@@ -365,7 +365,7 @@ def big_nodes(n_rows: int, n_features: int) -> bool:
     return n_rows > PARALLEL_ROWS or smallest * min(SKIP_RATIO, SPARSE_RATIO) < n_rows
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _summed(packing, k, summed):
     """``(order, start, stop)``: the rows node ``k``'s histogram sums, ``order[start:stop]``: its
     active rows when they are listed apart (``by_active``, quantized training), else all its rows
@@ -376,7 +376,7 @@ def _summed(packing, k, summed):
     return actives[abuf[k]], astart[k], astop[k]
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _n_summed(packing, k, summed):
     """How many rows node ``k``'s histogram sums (:func:`_summed`)."""
     _, start, stop = _summed(packing, k, summed)
@@ -422,7 +422,7 @@ def split_rows(g_int, h_int, rows, active, inactive):
             np.float64(h_min))
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _partition_active(k, three_way, column, b, missing_left, goes_left, block_lefts, actives, abuf, astart,
                       astop, first_child):
     """Split node ``k``'s active rows as its other rows are split, into the children ``first_child``,
@@ -445,19 +445,19 @@ def _partition_active(k, three_way, column, b, missing_left, goes_left, block_le
     return np.int64(n_left), np.int64(n_miss), n_right
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _totals(k, g_sum, hessian_sum):
     """Node ``k``'s ``(G, H)``: the sums its histogram's bins add up to."""
     return np.array([g_sum[k], hessian_sum[k]])
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _set_stats(k, g, h, c, l2, g_sum, hessian_sum, count, value):
     g_sum[k], hessian_sum[k], count[k] = g, h, np.int64(c)
     value[k] = -g / (h + l2) if h + l2 > 0 else 0.0
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _may_split(k, depth, count, max_depth, min_rows):
     """Whether node ``k`` could have a valid split at all: depth and row count allow one."""
     return depth[k] < max_depth and count[k] >= 2 * min_rows
@@ -533,7 +533,7 @@ def split_search_types(data, rules, out, work) -> tuple:
     return tuple(found)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _free_unsplit(first, n, slot, free_slots, n_free, best_feature):
     """Free the histogram of each node ``first .. first + n - 1`` with no split to record; return how
     many slots are free (:func:`_child_histograms`)."""

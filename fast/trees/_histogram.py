@@ -105,7 +105,7 @@ def build_into(hist, bin_columns, bin_rows, gradients, hessians, order, start, s
                       parent, subtract)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def every_row_in_order(order, start, stop, n_rows):
     """Whether ``order[start:stop]`` is ``0 .. n_rows - 1`` (the root without row sampling)."""
     if stop - start != n_rows:
@@ -165,7 +165,7 @@ def _build_task(task, n_tasks, hist, bin_columns, bin_rows, sparse, in_order, or
         subtract_features(parent, hist, first, last)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def zero_features(hist, first, last):
     """``hist[first:last] = 0`` (every slot, padding included), written as a loop: an array
     expression in a ``prange`` body compiles into a parallel loop of its own, seconds longer."""
@@ -174,7 +174,7 @@ def zero_features(hist, first, last):
         flat[at] = 0.0
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def add_features(hist, other, first, last):
     """``hist[first:last] += other[first:last]``: a node's second half added to its first."""
     flat, other_flat = hist.reshape(hist.size), other.reshape(other.size)
@@ -182,7 +182,7 @@ def add_features(hist, other, first, last):
         flat[at] += other_flat[at]
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def subtract_features(parent, hist, first, last):
     """``parent[first:last] -= hist[first:last]``: the larger sibling's histogram."""
     flat, parent_flat = hist.reshape(hist.size), parent.reshape(parent.size)
@@ -219,7 +219,7 @@ def sum_column_blocks(flat, bin_columns, in_order, order, gh_flat, start, stop, 
                 add_row(flat, base + np.uint64(column[row]) * _L, gh_flat, i << _1)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _column(bin_columns, f, n_features):
     """The bins (n_rows,) of feature ``f`` in the column-major buffer."""
     n_rows = len(bin_columns) // n_features
@@ -243,7 +243,7 @@ def _sum_four_columns(flat, bin_columns, in_order, order, gh_flat, start, stop, 
         add_row(flat, b3 + np.uint64(c3[row]) * _L, gh_flat, at)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def gather_block(block, bin_rows, order, block_start, block_stop, n_features, first, width, stop):
     """Copy the bins ``[first, first + width)`` of rows ``order[block_start:block_stop]`` into ``block``,
     row after row (the sparse row pass of both histogram kinds reads this buffer); the row

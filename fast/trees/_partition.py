@@ -32,7 +32,7 @@ PARTITION_BLOCK = 16384
 PARALLEL_ROWS = 1 << 15  # segments up to this many positions are partitioned on the calling thread
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _goes_left(b, bin_threshold, missing_left):
     return missing_left if b == MISSING_BIN else b <= bin_threshold
 
@@ -68,7 +68,7 @@ def _partition_serial(src, dst, start, stop, column, bin_threshold, missing_left
     return n_left, n_missing
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _move(src, dst, first, last, goes_left, left, right):
     """``src[first:last]`` to ``dst``: left rows from ``left`` on, the others from ``right`` on.
     One write per row at a selected position (no branch to mispredict)."""

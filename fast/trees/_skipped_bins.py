@@ -290,7 +290,7 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
             subtract_features(parent, hist, f, f + 1)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _entries_task_share(n, n_dense, n_entries, n_tasks):
     """Dense features for the task that also sums the entries, ``n_entries`` dense bins' time, of ``n``
     rows x ``n_dense``: what evens the tasks' work, at least 0. On the benchmark's rows (28 entries
@@ -301,7 +301,7 @@ def _entries_task_share(n, n_dense, n_entries, n_tasks):
     return max(0, min(n_dense, share))
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _dense_share(task, n_tasks, n_dense, own):
     """Task ``task``'s dense features ``[first, last)``: ``own`` to task 0, the rest in equal shares."""
     if task == 0:
@@ -376,7 +376,7 @@ def _entries_packed(iflat, entry_start, entries, in_order, order, pk, lo, hi):
             iflat[np.uint64(entries[e])] += p
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _fix(hist, f, skipped, totals):
     """Feature ``f``'s skipped slot: the totals minus its other slots."""
     for lane in range(LANES):

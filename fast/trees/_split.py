@@ -55,14 +55,14 @@ from twinrank.reference.trees.binning import MISSING_BIN
 SplitRules = namedtuple("SplitRules", ["min_rows", "min_hessian", "l2", "three_way", "min_gain", "rtol"])
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def score(g, h, l2):
     r"""$G^2 / (H + \lambda_2)$, 0 if the denominator is not positive."""
     denominator = h + l2
     return g * g / denominator if denominator > 0 else 0.0
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _gain(g_left, h_left, c_left, g, h, c, counted, parent_score, penalty, min_rows, min_hessian, l2):
     """The candidate's gain, or -inf if a child is below ``min_hessian`` or (``counted``) below
     ``min_rows``."""
@@ -229,7 +229,7 @@ def _scan(f, hist, node_sums, n_bins, parent_score, penalty, rules, floor, count
                         penalty[f], min_rows, min_hessian, l2, three_way, floor)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def _checked(f, b, side, hist, h, c, min_rows, counts, counted, node):
     """Whether feature ``f``'s candidate ``(b, side)`` keeps ``min_rows`` rows on each side
     (``_counts.enough_rows``); marks ``f`` counted if its rows were counted."""
@@ -238,7 +238,7 @@ def _checked(f, b, side, hist, h, c, min_rows, counts, counted, node):
     return valid
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True)
 def left_stats(slots, b, missing_left):
     """``(G, H)`` of the left child ``bin <= b`` (plus the missing slot), summed as the scan sums them."""
     g_left = h_left = 0.0
