@@ -23,8 +23,8 @@ Two measurements:
      loop of fixed length.
 
    Every variant but the last is checked against the row-by-row sums, bit for bit.
-2. **Fits in turn** (``--fit LABEL``, run from each checkout's venv, one after the other): CPU and
-   wall ms per tree (median of rounds 2..``--trees``) of LambdaMART with the speed benchmark's
+2. **Fits in turn** (``--fit LABEL``, run from each checkout's venv, one after the other): the
+   root's histogram (``_grower.build``, one thread's CPU, best of ``--repeat``), CPU and wall ms per tree (median of rounds 2..``--trees``) of LambdaMART with the speed benchmark's
    settings on 1 and 2 threads, peak RSS, and a hash of the predictions (bit for bit across
    checkouts). Each run is added to the JSON file; the markdown shows them all.
 
@@ -49,6 +49,7 @@ from generate import generate, queries_for_rows
 
 from twinrank.fast.runtime._simd import add_row, prefetch
 from twinrank.fast.runtime._threads import threads
+from twinrank.fast.trees import _grower
 from twinrank.fast.trees._histogram import FEATURE_SLOTS, PREFETCH_ROWS
 from twinrank.fast.trees._layout import sparse_layout
 
@@ -204,9 +205,25 @@ def kernels(binned: np.ndarray, repeat: int) -> dict:
             "row starts bytes per row": row_starts.nbytes / n_rows, "nodes": rows}
 
 
-def fit(data, label: str, trees: int) -> dict:
-    """CPU and wall ms per tree of one fit on 1 and 2 threads (module docstring, 2.)."""
-    out = {"label": label, "machine": machine()}
+def root_seconds(data, repeat: int) -> float:
+    """One thread's CPU seconds of the grower's root histogram (``_grower.build``, the gathered ``(g, h)`` of
+    half the rows and one, as in a fit), best of ``repeat``."""
+    from histogram_roofline import Kernels
+
+    kernels = Kernels(Twinrank(Settings()).bin(data))
+    rows = np.arange(kernels.n_rows, dtype=np.int32)
+    gh = np.empty((kernels.n_rows // 2 + 1, 2))
+    totals = np.array([kernels.g.sum(), kernels.h.sum()])
+    with threads(1):
+        return best_seconds(lambda: _grower.build(
+            None, kernels.hist, kernels.columns, kernels.by_row, kernels.g, kernels.h, (rows, 0, len(rows)), gh, 1,
+            kernels.parent, False, kernels.spare, kernels.skipping, totals, True), repeat)
+
+
+def fit(data, label: str, trees: int, repeat: int) -> dict:
+    """CPU and wall ms per tree of one fit on 1 and 2 threads, and the root's histogram on one (module
+    docstring, 2.)."""
+    out = {"label": label, "machine": machine(), "root ms": 1e3 * root_seconds(data, repeat)}
     for n_threads in (1, 2):
         model = Twinrank(Settings(trees=trees, threads=n_threads))
         model.train(data, None, 2)  # compiled and warm
@@ -245,11 +262,11 @@ def report(result: dict) -> str:
                   + " |" for r in k["nodes"]]
     if result.get("fits"):
         lines += ["", "## Fits in turn (CPU and wall ms per tree, median of rounds 2..n)", "",
-                  "| run | commit | date | 1 thread CPU | wall | load | 2 threads CPU | wall | load | peak RSS MB | "
-                  "predictions (1 / 2 threads) |", "|---|---|---|---:|---:|---|---:|---:|---|---:|---|"]
+                  "| run | commit | date | root, 1 thread CPU | 1 thread CPU | wall | load | 2 threads CPU | wall | load | "
+                  "peak RSS MB | predictions (1 / 2 threads) |", "|---|---|---|---:|---:|---:|---|---:|---:|---|---:|---|"]
         for f in result["fits"]:
             one, two = f["1 threads"], f["2 threads"]
-            lines.append(f"| {f['label']} | {f['machine']['commit']} | {f['machine']['date']} | "
+            lines.append(f"| {f['label']} | {f['machine']['commit']} | {f['machine']['date']} | {f.get('root ms', 0):.1f} | "
                          f"{one['cpu ms per tree']:.1f} | {one['wall ms per tree']:.1f} | {one['load'][0]} | "
                          f"{two['cpu ms per tree']:.1f} | {two['wall ms per tree']:.1f} | {two['load'][0]} | "
                          f"{f['peak RSS MB']:.0f} | {one['predictions']} / {two['predictions']} |")
@@ -272,7 +289,7 @@ def main(argv=None):
     load_before = os.getloadavg()
     data = generate(queries_for_rows(args.rows), seed=0)
     if args.fit:
-        result.setdefault("fits", []).append(fit(data, args.fit, args.trees))
+        result.setdefault("fits", []).append(fit(data, args.fit, args.trees, args.repeat))
     else:
         binned = Twinrank(Settings()).bin(data)
         with threads(1):
