@@ -24,9 +24,10 @@ Two measurements:
 
    Every variant but the last is checked against the row-by-row sums, bit for bit.
 2. **Fits in turn** (``--fit LABEL``, run from each checkout's venv, one after the other): the
-   root's histogram (``_grower.build``, one thread's CPU, best of ``--repeat``), CPU and wall ms per tree (median of rounds 2..``--trees``) of LambdaMART with the speed benchmark's
-   settings on 1 and 2 threads, peak RSS, and a hash of the predictions (bit for bit across
-   checkouts). Each run is added to the JSON file; the markdown shows them all.
+   root's histogram (``_grower.build``, one thread's CPU, best of ``--repeat``), CPU and wall ms per
+   tree (median of rounds 2..``--trees``) of LambdaMART with the speed benchmark's settings on 1 and
+   2 threads, peak RSS, and a hash of the predictions (bit for bit across checkouts). Each run is
+   added to the JSON file; the markdown shows them all.
 
     python benchmarks/entry_stream.py --rows 1000000 --json benchmarks/entry_stream.json
     python benchmarks/entry_stream.py --fit main --json benchmarks/entry_stream.json --markdown benchmarks/entry_stream.md
