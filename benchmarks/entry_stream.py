@@ -19,6 +19,8 @@ Two measurements:
    * *slots by frequency*: the used slots renumbered hottest first (the hot ones share cache lines);
    * *scattered rows gathered*: chunks of 256 rows' entries copied into one stream, then summed
      as one stream;
+   * *a fixed loop, past the end zeros*: each row's first 16 or 24 entries by a loop of fixed length,
+     the ones past its end added as (0, 0) (a select, not a branch), the rest by a second loop;
    * *fixed length, 28 a row* (not the rows' sums: a diagnostic): the same slots read 28 a row by a
      loop of fixed length.
 
@@ -41,8 +43,11 @@ import os
 import resource
 import time
 
+import llvmlite.ir as ir
 import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 from _frameworks import Settings, Twinrank
 from _machine import machine
 from _output import save
@@ -107,6 +112,50 @@ def gathered(flat, entry_start, entries, row_starts, order, gh, n, buffer, bits)
             add_row(flat, np.uint64(buffer[e]) * _L, gh, position << _1)
 
 
+@intrinsic
+def add_row_if(typingctx, dst, at, gh, j, keep):
+    """``dst[at:at + 2] += gh[j:j + 2]`` if ``keep`` (an integer) is not 0, else ``+= (0, 0)``: a select, no
+    branch. Exact either way: a slot that starts at +0.0 is never -0.0, and x + 0.0 is x."""
+    signature = types.void(dst, at, gh, j, keep)
+
+    def codegen(context, builder, sig, args):
+        pair = ir.VectorType(ir.DoubleType(), 2)
+        slot = builder.bitcast(builder.gep(context.make_array(sig.args[0])(context, builder, args[0]).data,
+                                           [args[1]]), pair.as_pointer())
+        row = builder.load(builder.bitcast(builder.gep(context.make_array(sig.args[2])(context, builder, args[2]).data,
+                                                       [args[3]]), pair.as_pointer()), align=8)
+        kept = builder.icmp_unsigned("!=", args[4], ir.Constant(args[4].type, 0))
+        row = builder.select(kept, row, ir.Constant(pair, None))
+        builder.store(builder.fadd(builder.load(slot, align=8), row), slot, align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+def masked(k: int):
+    """A kernel: each row's first ``k`` entries by a loop of fixed length, those past the row's end added
+    as zeros (the entries padded at the end), the rest by a second loop (prefetched as row by row)."""
+    width = np.uint64(k)
+
+    @numba.njit
+    def kernel(flat, entry_start, entries, in_order, order, gh, n):
+        top = np.uint64(n)
+        for i in range(np.uint64(0), top):
+            if not in_order:
+                if i + _AHEAD2 < top:
+                    prefetch(entry_start, np.uint64(order[i + _AHEAD2]))
+                if i + _AHEAD < top:
+                    prefetch(entries, entry_start[np.uint64(order[i + _AHEAD])])
+            row = i if in_order else np.uint64(order[i])
+            s, t = np.uint64(entry_start[row]), np.uint64(entry_start[row + _1])
+            for q in range(width):
+                add_row_if(flat, np.uint64(entries[s + q]) * _L, gh, i << _1, np.uint64(q < t - s))
+            for e in range(s + width, t):
+                add_row(flat, np.uint64(entries[e]) * _L, gh, i << _1)
+
+    return kernel
+
+
 @numba.njit
 def fixed_length(flat, entries, gh, n, per_row):
     """Row ``i`` adds its ``(g, h)`` into the ``per_row`` slots ``entries[i * per_row:]``."""
@@ -155,6 +204,8 @@ def kernels(binned: np.ndarray, repeat: int) -> dict:
     by_frequency[np.argsort(-used, kind="stable")] = np.arange(len(used))
     renumbered = by_frequency[entries].astype(np.uint16)
     offsets = {k: block_offsets(skip, entry_start, entries, k) for k in (4, 8)}
+    padded = np.concatenate([entries, np.zeros(64, dtype=entries.dtype)])
+    masks = {k: masked(k) for k in (16, 24)}
     rng = np.random.default_rng(2)
     g, h = rng.standard_normal(n_rows), rng.uniform(0.1, 1.0, n_rows)
     hist = np.zeros(d * FEATURE_SLOTS * 2)
@@ -184,6 +235,9 @@ def kernels(binned: np.ndarray, repeat: int) -> dict:
         for k, off in offsets.items():
             variants[f"{k} feature blocks"] = lambda off=off: feature_blocks(hist, entry_start, entries, off,
                                                                              in_order, order, gh, m)
+        for k, kernel in masks.items():
+            variants[f"{k} a row by a fixed loop, past the end zeros"] = (
+                lambda kernel=kernel: kernel(hist, entry_start, padded, in_order, order, gh, m))
         expected = sums(row_by_row)
         for name, run in variants.items():
             assert np.array_equal(sums(run), expected), name

@@ -42,12 +42,12 @@ whose hessians are all zero left at ``-1e-17`` instead of 0 (which a
 **The root's entries as one stream.** Summed row by row, a row's loop ends after a varying
 number of entries (28 on average, 17 either way, on the benchmark's rows), which the branch
 predictor misses at every row: that, not the histogram's size, set the entries' 0.86 ns an update
-(28 a row read by a loop of fixed length: 0.57; feature blocks whose histograms fit L1, each a loop
-per row: 2.3-4x slower; ``benchmarks/entry_stream.py``). Rows in order (the root without row
+(28 a row read by a loop of fixed length: 0.54-0.60; feature blocks whose histograms fit L1/L2, each
+a loop per row: 2.5-5x slower; ``benchmarks/entry_stream.py``). Rows in order (the root without row
 sampling) have their entries contiguous, so :func:`_sum_entries_in_order` runs one loop over the
 entries, a row's position advanced by its first entry's bit (0.64-0.69 ns an update against
 0.85-0.89 row by row, one thread, load 6-7); each slot still sums in row order, the same bits.
-Scattered rows keep the loop per row (gathering their entries into one stream first cost 1.4-1.6x).
+Scattered rows keep the loop per row (gathering their entries into one stream first cost 1.3-1.6x).
 
 The costs: reading a feature from its entries costs more per entry than the column pass
 does per row, so a feature gains once about a third of its rows sit in its skipped bin.
