@@ -20,7 +20,8 @@ compile time) is compiled with the exact types ``grow`` calls it with
 (``_grower.split_search_types``), as a callee, under a lock file taken before the helper
 starts (``_compile_lock.promised``): the helper, typing ``grow``, reaches it after the
 histograms, waits for that lock if it is still held, and loads it from the cache. A scoring
-job is claimed by the process that first makes its file in the kernels' folder.
+job is claimed by the process that first makes its file in the kernels' folder (the
+claims of killed processes are swept before a helper starts: :func:`_sweep_claims`).
 
 The helper grows one tiny tree through :func:`~.tree.grow_tree`, the fit's own
 code path, so it compiles exactly the fit's signatures (the bins read-only,
@@ -41,7 +42,9 @@ working directory not on ``sys.path``, so a ``numpy.py`` there is not imported),
 this process's ``sys.path`` but for the working directory. It is killed when this
 process exits (``atexit``; Ctrl-C reaches both, as one process group), and exits by
 itself if its parent dies (it polls its parent id). If it fails, this process compiles
-the grower itself, as without a helper.
+the grower itself, as without a helper. Done, it ends with ``os._exit(0)``: its cache files are
+written and renamed into place by then, and the interpreter's teardown with numba and LLVM
+loaded (about 0.4 s on the benchmark machine) would only hold up the fit that waits for it.
 """
 from __future__ import annotations
 
@@ -78,8 +81,8 @@ from twinrank.reference.io.model import Ensemble, Tree
 from twinrank.reference.params import TreeParams
 from twinrank.reference.trees._checks import _checked_inputs
 
-HELPER_CODE = ("import sys; sys.path[:0] = sys.argv[3:]; from twinrank.fast.trees import _warm; "
-               "_warm.helper_main(int(sys.argv[1]), sys.argv[2] == 'big')")
+HELPER_CODE = ("import os, sys; sys.path[:0] = sys.argv[3:]; from twinrank.fast.trees import _warm; "
+               "_warm.helper_main(int(sys.argv[1]), sys.argv[2] == 'big'); os._exit(0)")  # no teardown (docstring)
 SPLIT_SEARCH = "split-search.lock"  # held by a fit's process while it compiles the split search for its helper
 _helper: dict = {}  # the running helper (at most one): "process", "start" (perf_counter), until waited for
 
@@ -115,6 +118,7 @@ def start_grower_helper(big: bool = False) -> None:
     if grower_is_cached(big):  # compiled by the process this one waited for
         LOCK.release()
         return
+    _sweep_claims()
     env = dict(os.environ, TWINRANK_COMPILE_NOTICE="0", TWINRANK_COMPILE_HELPER="0", **{HOLDER: str(os.getpid())})
     with promised(_numba_cache.FOLDER, SPLIT_SEARCH):  # taken before the helper starts: it waits for it
         _helper["start"], _helper["big"] = time.perf_counter(), big
@@ -259,6 +263,29 @@ def _unclaim(parent: int) -> None:
     for i in range(len(SCORING)):
         with contextlib.suppress(OSError):
             os.unlink(_numba_cache.FOLDER / f"warm-{parent}-{i}")
+
+
+def _sweep_claims() -> None:
+    """Remove the claims left by processes that ended without :func:`_unclaim` (killed), and any of
+    this process's id (left by an ended process that had it before): a new pair claims afresh."""
+    for path in _numba_cache.FOLDER.glob("warm-*-*"):
+        try:
+            owner = int(path.name.split("-")[1])
+        except ValueError:
+            continue
+        if owner == os.getpid() or not _alive(owner):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def helper_main(parent: int, big: bool = False) -> None:

@@ -134,3 +134,27 @@ def test_the_fit_and_its_helper_claim_each_scoring_job_once(tmp_path, monkeypatc
     assert first and helper and not rest
     _warm._unclaim(parent)
     assert not list(tmp_path.iterdir())
+
+
+def test_claims_of_ended_processes_are_swept_before_a_helper_starts(tmp_path, monkeypatch):
+    """``_warm._sweep_claims``: the claim files of a process that ended without removing them (killed),
+    and those of this process's id (a reused id), are removed; a live process's claims stay."""
+    import subprocess
+    import sys
+
+    from twinrank.fast.runtime import _numba_cache
+    from twinrank.fast.trees import _warm
+
+    monkeypatch.setattr(_numba_cache, "FOLDER", tmp_path)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for owner in (ended.pid, os.getpid(), alive.pid):
+            (tmp_path / f"warm-{owner}-0").touch()
+        (tmp_path / "warm-unreadable-0").touch()
+        _warm._sweep_claims()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"warm-{alive.pid}-0", "warm-unreadable-0"])
+    finally:
+        alive.kill()
+        alive.wait()
