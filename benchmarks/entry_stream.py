@@ -46,12 +46,13 @@ import time
 import llvmlite.ir as ir
 import numba
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 from _frameworks import Settings, Twinrank
 from _machine import machine
 from _output import save
 from generate import generate, queries_for_rows
+from histogram_roofline import Kernels, best_seconds, scatter_slots
+from numba import types
+from numba.extending import intrinsic
 
 from twinrank.fast.runtime._simd import add_row, prefetch
 from twinrank.fast.runtime._threads import threads
@@ -156,27 +157,6 @@ def masked(k: int):
     return kernel
 
 
-@numba.njit
-def fixed_length(flat, entries, gh, n, per_row):
-    """Row ``i`` adds its ``(g, h)`` into the ``per_row`` slots ``entries[i * per_row:]``."""
-    e = np.uint64(0)
-    for i in range(np.uint64(0), np.uint64(n)):
-        for _ in range(per_row):
-            add_row(flat, np.uint64(entries[e]) * _L, gh, i << _1)
-            e += _1
-
-
-def best_seconds(run, repeat: int) -> float:
-    """The least calling-thread CPU time of ``repeat`` calls (after one unmeasured call)."""
-    run()
-    times = []
-    for _ in range(repeat):
-        start = time.thread_time()
-        run()
-        times.append(time.thread_time() - start)
-    return min(times)
-
-
 def block_offsets(skip, entry_start, entries, k: int) -> np.ndarray:
     """(n_rows, k + 1) uint8: where each row's entries of each of ``k`` blocks of sparse features begin."""
     sparse = np.flatnonzero(skip >= 0)
@@ -247,7 +227,8 @@ def kernels(binned: np.ndarray, repeat: int) -> dict:
         back = sums(variants["slots by frequency"], renumbered_hist).reshape(-1, 2)[by_frequency]
         assert np.array_equal(back, expected.reshape(-1, 2))
         if in_order:
-            variants["fixed length, 28 a row"] = lambda: fixed_length(hist, entries, gh, len(entries) // 28 - 1, 28)
+            fixed = entries[:(len(entries) // 28 - 1) * 28]
+            variants["fixed length, 28 a row"] = lambda: scatter_slots(hist, fixed, gh, 28, 1)
         row = {"node": "root" if share == 1 else f"1/{share} of the rows", "rows": m, "entries": n_entries}
         for name, run in variants.items():
             row[name] = 1e9 * best_seconds(run, repeat) / n_entries
@@ -263,8 +244,6 @@ def kernels(binned: np.ndarray, repeat: int) -> dict:
 def root_seconds(data, repeat: int) -> float:
     """One thread's CPU seconds of the grower's root histogram (``_grower.build``, the gathered ``(g, h)`` of
     half the rows and one, as in a fit), best of ``repeat``."""
-    from histogram_roofline import Kernels
-
     kernels = Kernels(Twinrank(Settings()).bin(data))
     rows = np.arange(kernels.n_rows, dtype=np.int32)
     gh = np.empty((kernels.n_rows // 2 + 1, 2))
