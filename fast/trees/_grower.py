@@ -178,7 +178,7 @@ def grow(data, rules, out, work, packing):
               _summed(packing, root, summed), gh, n_threads, hist[slot[root]], np.bool_(False), spare,
               skipping, _totals(root, g_sum, hessian_sum), big)
         _evaluate_nodes(root, np.int64(1), hist, slot, (g_sum, hessian_sum, count), data, rules, gradient_noise,
-                        scans, best, counts, counted, summed, proof, missing_free)
+                        scans, best, counts, counted, summed, proof, missing_free, big)
         n_free = _free_unsplit(root, np.int64(1), slot, free_slots, n_free, best_feature)
 
     while n_leaves < max_leaves:
@@ -239,24 +239,42 @@ def grow(data, rules, out, work, packing):
         n_free = _child_histograms(kl, n_children, parent_slot, hist, slot, free_slots, n_free, data, rules,
                                    summed, depth, count, gh, packing, spare, (g_sum, hessian_sum))
         _evaluate_nodes(kl, np.int64(n_children), hist, slot, (g_sum, hessian_sum, count), data, rules,
-                        gradient_noise, scans, best, counts, counted, summed, proof, missing_free)
+                        gradient_noise, scans, best, counts, counted, summed, proof, missing_free, big)
         n_free = _free_unsplit(kl, np.int64(n_children), slot, free_slots, n_free, best_feature)
     if len(leaf_of_row) > 0:
-        label_rows(leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
+        label_rows(big, leaf_of_row, orders[0], orders[1], buf, start, stop, left, n_nodes)
         if packing is not None and by_active:
-            label_rows(leaf_of_row, actives[0], actives[1], abuf, astart, astop, left, n_nodes)
+            label_rows(big, leaf_of_row, actives[0], actives[1], abuf, astart, astop, left, n_nodes)
     return n_nodes
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def label_rows(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
+@njit(cache=True, nogil=True)
+def label_rows(big, leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
     """leaf_of_row[r] = k for the rows r of every leaf k: # IN a leaf's rows are
-    (order0, order1)[buf[k]][start[k]:stop[k]]; the leaves' rows are disjoint."""
+    (order0, order1)[buf[k]][start[k]:stop[k]]; the leaves' rows are disjoint. One leaf per task
+    (:func:`_label_leaves`) with ``big`` nodes, else on the calling thread: a tree of so few rows
+    (:func:`big_nodes`) is labelled in microseconds, and the parallel loop is not compiled."""
+    if big is None:
+        for k in range(n_nodes):
+            _label_leaf(k, leaf_of_row, order0, order1, buf, start, stop, left)
+    else:
+        _label_leaves(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _label_leaves(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
+    """:func:`_label_leaf` of every node, one task per node."""
     for k in prange(n_nodes):
-        if left[k] == NO_SPLIT:
-            order = order0 if buf[k] == 0 else order1
-            for i in range(start[k], stop[k]):
-                leaf_of_row[order[i]] = k
+        _label_leaf(k, leaf_of_row, order0, order1, buf, start, stop, left)
+
+
+@njit(cache=True)
+def _label_leaf(k, leaf_of_row, order0, order1, buf, start, stop, left):
+    """leaf_of_row[r] = k for the rows r of node ``k`` if it is a leaf."""
+    if left[k] == NO_SPLIT:
+        order = order0 if buf[k] == 0 else order1
+        for i in range(start[k], stop[k]):
+            leaf_of_row[order[i]] = k
 
 
 @njit(cache=True)
@@ -480,21 +498,48 @@ def _best_leaf(n_nodes, best_feature, best_gain, g_sum, hessian_sum, l2, gain_rt
     return -1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _evaluate_nodes(first, n, hist, slot, stats, data, rules, gradient_noise, scans, best, counts, counted, summed,
-                    proof, missing_free):
-    """:func:`_evaluate` of the nodes ``first .. first + n - 1`` that hold a histogram, one task per node
-    (the siblings of a split, searched at once; ``stats``: the nodes' ``(g_sum, hessian_sum, count)``),
-    each with its own buffers (row ``i`` of ``scans``,
-    ``counts``, ``counted``). A node's search reads only its own histogram and rows, so it does not
-    depend on which thread runs it.
+                    proof, missing_free, big):
+    """:func:`_evaluate` of the nodes ``first .. first + n - 1`` that hold a histogram (the siblings of
+    a split; ``stats``: the nodes' ``(g_sum, hessian_sum, count)``), each with its own buffers (row
+    ``i`` of ``scans``, ``counts``, ``counted``). A node's search reads only its own histogram and
+    rows, so it does not depend on which thread runs it: one task per node with ``big`` nodes
+    (:func:`_evaluate_in_parallel`), else one after the other on the calling thread (a node of a
+    data set so small, :func:`big_nodes`, is searched in microseconds, and the parallel loop,
+    about half a second of the split search's compilation, is not compiled).
 
-    The loop body passes arrays and scalars only (numba's parallel loop takes no tuple of arrays
-    across), and calls ``_evaluate`` rather than inlining it: inlined into the loop, the search
-    compiled to a different result (one split fewer in a tree of the speed benchmark's lambdas).
     A node's rows as the split search counts them (``_split.best_split``'s ``node``): the bins, its
     two segments (its active rows' empty unless listed apart), the hessian proof ``(h_max, slack)``
     and the features known without a missing row in it (``_counts.missing_rows``)."""
+    if big is not None:
+        _evaluate_in_parallel(first, n, hist, slot, stats, data, rules, gradient_noise, scans, best, counts,
+                              counted, summed, proof, missing_free)
+        return
+    g_sum, hessian_sum, count = stats
+    n_rows = len(data.gradients)
+    (order0, order1), buf, start, stop, (active0, active1), abuf, astart, astop, _ = summed
+    h_max, slack = proof
+    split_data = (data.n_bins, data.feature_mask, data.penalty, data.has_missing)
+    split_rules = (rules.min_rows, rules.min_hessian, rules.l2, rules.min_gain, rules.gain_rtol, rules.separate)
+    gains, bins, sides, exact = scans
+    for i in range(n):
+        k = first + i
+        if slot[k] >= 0:
+            node = (data.bin_columns, n_rows, order0 if buf[k] == 0 else order1, start[k], stop[k], h_max, slack,
+                    active0 if abuf[k] == 0 else active1, astart[k], astop[k], missing_free[k])
+            _evaluate(k, hist[slot[k]], g_sum, hessian_sum, count, split_data, split_rules, gradient_noise,
+                      (gains[i], bins[i], sides[i], exact[i]), best, counts[i], counted[i], node)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _evaluate_in_parallel(first, n, hist, slot, stats, data, rules, gradient_noise, scans, best, counts, counted,
+                          summed, proof, missing_free):
+    """:func:`_evaluate_nodes`, one task per node.
+
+    The loop body passes arrays and scalars only (numba's parallel loop takes no tuple of arrays
+    across), and calls ``_evaluate`` rather than inlining it: inlined into the loop, the search
+    compiled to a different result (one split fewer in a tree of the speed benchmark's lambdas)."""
     g_sum, hessian_sum, count = stats
     bin_columns, n_rows = data.bin_columns, len(data.gradients)
     n_bins, feature_mask, penalty, has_missing = data.n_bins, data.feature_mask, data.penalty, data.has_missing
@@ -530,7 +575,7 @@ def split_search_types(data, rules, out, work) -> tuple:
                  np.zeros((1, n_features), dtype=np.bool_))
     found = [typeof(argument) for argument in arguments]
     found[12] = types.Tuple((*found[12].types, types.literal(False)))  # summed: by_active, False all along
-    return tuple(found)
+    return (*found, typeof(rules.big))
 
 
 @njit(cache=True)

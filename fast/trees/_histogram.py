@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import prange
+from numba.core.cpu_options import ParallelOptions
 
 from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.fast.runtime._simd import LANES, add_row, prefetch
@@ -66,6 +67,10 @@ SPARSE_RATIO = 16  # a node with fewer than n_rows / SPARSE_RATIO rows uses the 
 PARALLEL_WORK = 1 << 16  # rows x features below which a histogram is built on the calling thread
 PREFETCH_ROWS = 16  # how far ahead a scattered node's rows (and their entries, _skipped_bins) are prefetched
 ROW_FEATURES = 16  # features per pass over a gathered block of the row pass (see **Row pass**)
+# ``parallel=`` of a kernel of several parallel loops that cannot be fused (each depends on the one
+# before it): numba's fusion pass (an array analysis of the whole kernel) found nothing to fuse and
+# cost a quarter of a second of ``build_skipping``'s compilation
+UNFUSED = ParallelOptions({"fusion": False})
 
 
 @njit(cache=True)
@@ -116,7 +121,7 @@ def every_row_in_order(order, start, stop, n_rows):
     return True
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=UNFUSED, cache=True)
 def _build_halves(hist, spare, bin_columns, bin_rows, gradients, hessians, order, start, stop, gh, n_tasks,
                   parent, subtract):
     """Sparse nodes: rows ``[start, mid)`` into ``hist`` and ``[mid, stop)`` into ``spare``; then

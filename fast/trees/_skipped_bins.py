@@ -73,6 +73,7 @@ from twinrank.fast.runtime._threads import over_chunks
 from twinrank.fast.trees._histogram import (
     FEATURE_SLOTS,
     PREFETCH_ROWS,
+    UNFUSED,
     add_features,
     every_row_in_order,
     subtract_features,
@@ -182,7 +183,7 @@ def _fill_entries(first, last, rows, n_features, skip, entry_start, entries):
             entries[at] = padding
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=UNFUSED, cache=True)
 def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, stop, gh, n_threads,
                    totals, layout, parent, subtract):
     """Overwrite ``hist`` with the sums over ``order[start:stop]`` (module docstring); if
@@ -239,7 +240,7 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
             subtract_features(parent, hist, f, f + 1)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=UNFUSED, cache=True)
 def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals, layout, parent,
                           subtract):
     """Quantized training's twin of :func:`build_skipping`: rows packed into int64 as
