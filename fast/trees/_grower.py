@@ -8,7 +8,8 @@ split. Splitting a leaf (sibling subtraction, Ke et al. 2017, Sec. 3)::
     partition its rows          -> left segment | right segment   O(n_node)
     build the smaller child     O(n_small * d)
     parent slot -= smaller      O(d * 256): the larger child, no pass over its rows
-    scan both children          O(d * 256), at once: one task per child (``_evaluate_nodes``)
+    scan both children          O(d * 256), at once: one task per child (``_evaluate_nodes``;
+                                one after the other without big nodes: :func:`big_nodes`)
 
 Histograms sum $(g, h)$; a split's rows per bin are counted where it needs them
 (``_counts``, ``_split``), and a child's row count is what the partition counted.
@@ -96,7 +97,8 @@ def grow(data, rules, out, work, packing):
     #     gain_rtol: twinrank.reference.trees.tree.GAIN_TIE_RTOL (gains that close are ties);
     #     separate: missing_split == "separate"; n_threads: numba's thread count (how work
     #     is cut, never the result); big: None when no node can be partitioned in parallel or
-    #     summed in halves (:func:`big_nodes`: numba then compiles neither), else True
+    #     summed in halves (:func:`big_nodes`: numba then compiles neither, nor the parallel loops
+    #     of the split search and of the rows' leaves, done on the calling thread), else True
     # OUT node arrays (2 * max_leaves - 1,), preset to leaves (-1 / 0); leaf_of_row (n_rows,)
     #     int32 or (0,): the leaf of each row of the tree (quantized training's refit), if not empty
     # IN  skipping: ``_skipped_bins.sparse_rows`` of the bins (or ``all_dense``): dense nodes are
@@ -378,7 +380,10 @@ def big_nodes(n_rows: int, n_features: int) -> bool:
     """Whether a tree on ``n_rows`` x ``n_features`` bins can have a node partitioned in parallel (more
     than ``PARALLEL_ROWS`` rows) or summed in halves (``build_into``: big enough for threads, sparse
     under :func:`build`'s ratio with or without sparse features). If not, the grower is compiled
-    without either (``big`` None: a small data set's cold start compiles less)."""
+    without either (``big`` None: a small data set's cold start compiles less), and searches a
+    split's children and labels the rows' leaves on the calling thread (:func:`_evaluate_nodes`,
+    :func:`label_rows`: microseconds on so few rows; their parallel loops cost 0.5 s of compilation
+    in the fit's process and 0.25 s in the compile helper's)."""
     smallest = -(-PARALLEL_WORK // max(n_features, 1))  # rows of the smallest node big enough for threads
     return n_rows > PARALLEL_ROWS or smallest * min(SKIP_RATIO, SPARSE_RATIO) < n_rows
 
