@@ -17,7 +17,7 @@ Every kernel is written ``@njit(cache=True, ...)`` with this module's :func:`nji
 * with no folder (``_numba_cache.FOLDER is None``) the kernels are plain, uncached numba kernels.
 
 A kernel compiled for another kernel (while that one compiles: a callee) gets no Python entry
-point (numba's ``no_cpython_wrapper`` and ``no_cfunc_wrapper``): the caller links its code, so
+point (numba's ``no_cpython_wrapper``): the caller links its code, so
 unboxing every argument from Python objects, compiled and optimised once per callee, would be
 thrown away; leaving it out took 13% of a cold demo's compile time. Such a callee is cached apart
 (its index key ends ``"callee"``). Called from Python later, it is compiled again, with the entry
@@ -36,6 +36,13 @@ a library optimised as a module (numba's module passes, after each function's ow
 its IR and optimise the linked module whole, which numba does anyway, so the callee's code went
 through the module passes once per caller and once more on its own (a tenth of a cold demo's compile
 CPU; the models the same bit for bit, the fit's CPU the same within the noise).
+
+Nothing compiled while a kernel compiles gets numba's cfunc wrapper (a C entry point, which nothing
+calls: no kernel is called by its address), not the kernel, nor its callees, nor numba's own
+``@overload`` implementations (``np.empty``, ``min``, ...): numba gives these no Python entry point
+but a cfunc wrapper, with which their libraries had an entry point, were optimised as modules and
+compiled to machine code (:func:`_without_cfunc_wrapper`; 8-10% less compile CPU of the LambdaRank
+kernel and of the metrics, in turn).
 
 numba makes and drops many Python objects while it compiles; a kernel compiled from Python raises
 the garbage collector's first threshold to :data:`COMPILING_GC_THRESHOLD` meanwhile (then restores
@@ -56,7 +63,7 @@ import weakref
 
 import llvmlite.binding as llvm
 import numba
-from numba.core import compiler, sigutils
+from numba.core import compiler, cpu, sigutils
 from numba.core.caching import (
     CompileResultCacheImpl,
     FunctionCache,
@@ -191,7 +198,9 @@ class LinkedLibrary(JITCodeLibrary):
         return address
 
 
-ENTRY_POINTS = ("cpython.", "cfunc.")  # numba's wrappers' names (``llvm_cpython_wrapper_name``, cfunc's)
+# numba's wrappers' names: ``llvm_cpython_wrapper_name`` (the mangled name in the namespace ``cpython``), and
+# ``llvm_cfunc_wrapper_name``
+ENTRY_POINTS = ("_ZN7cpython", "cfunc.")
 
 
 def _environments(module) -> llvm.ModuleRef:
@@ -211,11 +220,25 @@ def _defines(module, name: str) -> bool:
 
 
 def _callee_flags(flags):
-    """numba's flags of a compilation (``_FunctionCompiler._customize_flags``): a callee's, no entry points."""
+    """numba's flags of a compilation (``_FunctionCompiler._customize_flags``): a callee's, no Python entry
+    point (nor a cfunc wrapper: :func:`_without_cfunc_wrapper`)."""
     if _CALLEE.stack and _CALLEE.stack[-1]:
         flags.no_cpython_wrapper = True
-        flags.no_cfunc_wrapper = True
     return flags
+
+
+def _without_cfunc_wrapper(finalize):
+    """numba's ``CPUTargetOptions.finalize`` (every compilation's flags), which also leaves out the cfunc
+    wrapper (``no_cfunc_wrapper``) of whatever compiles while a kernel compiles: the kernel itself, its
+    callees, and numba's own ``@overload`` implementations (``np.empty``, ``min``, ...), which numba
+    compiles without a Python entry point but with a cfunc wrapper, so their libraries had an entry
+    point and were optimised as modules and compiled to machine code (:class:`LinkedLibrary`). Nothing
+    calls a kernel by its C address (no ``cfunc``, no first-class function types)."""
+    def finalize_flags(self, flags, options):
+        finalize(self, flags, options)
+        if _CALLEE.stack:
+            flags.no_cfunc_wrapper = True
+    return finalize_flags
 
 
 class _Callee(threading.local):
@@ -390,6 +413,7 @@ class _Saving:
 
 
 _CALLEE = _Callee()
+cpu.CPUTargetOptions.finalize = _without_cfunc_wrapper(cpu.CPUTargetOptions.finalize)
 _HOLDS = _Holds()
 _saving = _Saving()
 MANIFEST = Manifest(_numba_cache.FOLDER) if _numba_cache.FOLDER is not None else None
