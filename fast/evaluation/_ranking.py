@@ -131,29 +131,34 @@ def insertion_sort_descending(values, order, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def rank_queries(first, last, scores, tie_keys, use_keys, query_offsets, max_size, order):
+def rank_queries(first, last, scores, tie_keys, query_offsets, max_size, order):
     """Row ids of queries ``first .. last - 1`` by descending score; ties by descending
-    ``tie_keys`` or input order. One thread's share (``_threads.over_chunks``).
+    ``tie_keys``, or with ``tie_keys`` None by input order. One thread's share (``_threads.over_chunks``).
+    None is a type of its own: compiled without the keys' pass (numba prunes the branch), for the
+    metrics' usual conventions and the ideal rankings; with keys, compiled apart.
 
-    # IN  scores (n_rows,) float64; tie_keys (n_rows,) float64 (integers), read only if use_keys;
+    # IN  scores (n_rows,) float64; tie_keys (n_rows,) float64 (integers) or None;
     #     max_size: the largest query's size
     # OUT order (n_rows,) int64 global row ids, the rows of these queries
     """
     local = np.empty(max_size, np.int64)
     scratch = np.empty(max_size, np.int64)
-    by_key = np.empty(max_size if use_keys else 0, np.int64)
-    keyed_scores = np.empty(max_size if use_keys else 0)
-    for q in range(first, last):
-        lo, hi = query_offsets[q], query_offsets[q + 1]
-        n = hi - lo
-        if use_keys:
+    if tie_keys is None:
+        for q in range(first, last):
+            lo, hi = query_offsets[q], query_offsets[q + 1]
+            n = hi - lo
+            argsort_descending(scores[lo:hi], local[:n], scratch[:n])
+            for t in range(n):
+                order[lo + t] = lo + local[t]
+    else:
+        by_key = np.empty(max_size, np.int64)
+        keyed_scores = np.empty(max_size)
+        for q in range(first, last):
+            lo, hi = query_offsets[q], query_offsets[q + 1]
+            n = hi - lo
             argsort_descending(tie_keys[lo:hi], by_key[:n], scratch[:n])
             for t in range(n):
                 keyed_scores[t] = scores[lo + by_key[t]]
             argsort_descending(keyed_scores[:n], local[:n], scratch[:n])
             for t in range(n):
                 order[lo + t] = lo + by_key[local[t]]
-        else:
-            argsort_descending(scores[lo:hi], local[:n], scratch[:n])
-            for t in range(n):
-                order[lo + t] = lo + local[t]

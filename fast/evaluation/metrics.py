@@ -57,21 +57,21 @@ __all__ = [
 def _ranked(y, scores, query_offsets, convention, doc_ids):
     """Checked inputs and the ranked row ids of every query."""
     p = prepare(y, scores, query_offsets, convention, doc_ids)
-    use_keys = p.tie_keys is not None
     # tie keys (ranks of doc ids, < 2**53) as float64, exactly: argsort compiled for one dtype
-    keys = _floats(p.tie_keys) if use_keys else np.empty(0)
-    return p, _rank(_floats(p.scores), keys, use_keys, p.query_offsets)
+    keys = None if p.tie_keys is None else _floats(p.tie_keys)
+    return p, _rank(_floats(p.scores), keys, p.query_offsets)
 
 
 def _ideal(gains, p):
     """Row ids of every query by descending gain (the ideal ranking)."""
-    return _rank(gains, np.empty(0), False, p.query_offsets)
+    return _rank(gains, None, p.query_offsets)
 
 
-def _rank(values, keys, use_keys, query_offsets):
+def _rank(values, keys, query_offsets):
+    """Row ids of every query by descending value, ties by descending ``keys`` (None: input order)."""
     order = np.empty(len(values), np.int64)  # (n_rows,) global row ids, ranked per query
     max_size = int(np.diff(query_offsets).max(initial=0))
-    _by_query(rank_queries, query_offsets, values, keys, use_keys, query_offsets, max_size, order)
+    _by_query(rank_queries, query_offsets, values, keys, query_offsets, max_size, order)
     return order
 
 

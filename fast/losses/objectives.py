@@ -52,10 +52,8 @@ def rank_order(scores, query_offsets):
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     query_offsets = _check_offsets(query_offsets, len(scores))
     order = np.empty(len(scores), np.int64)
-    no_keys = np.empty(0)
     max_size = int(np.diff(query_offsets).max(initial=0))
-    over_chunks(rank_queries, len(query_offsets) - 1, scores, no_keys, False, query_offsets, max_size,
-                order)
+    over_chunks(rank_queries, len(query_offsets) - 1, scores, None, query_offsets, max_size, order)
     return order
 
 
