@@ -51,9 +51,10 @@ from twinrank.fast.runtime._kernel_cache import njit
 from twinrank.reference.losses.objectives import SCORE_DISTANCE_EPSILON, TIE_GRID
 
 NDCG, MAP, ERR = 0, 1, 2
-# rows of the per-thread work array (one column per ranked position)
-LABEL, SCORE, LAMBDA, HESSIAN, UP, DOWN, W0, W1, W2, W3, DELTA = range(11)
-N_ROWS = 11
+# rows of the per-thread work array (one column per ranked position); DISCOUNT and GRIDDED are the
+# thread's, by position and by row of its query, the others the query's
+LABEL, SCORE, LAMBDA, HESSIAN, UP, DOWN, W0, W1, W2, W3, DELTA, DISCOUNT, GRIDDED = range(13)
+N_ROWS = 13
 N_GRADES = 32  # integer labels 0..31 (every LETOR grade scale) get the ideal DCG by counting, not sorting
 MAX_FACTORED_GAP = 1400.0  # sigma * score range below which e^{+-sigma (s - m)} cannot overflow
 GRADE_GAINS = np.exp2(np.arange(float(N_GRADES))) - 1.0  # (N_GRADES,) 2^l - 1 of the integer grades, exact
@@ -102,14 +103,14 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, op
     max_size = np.int64(0)
     for i in range(first, last):
         max_size = max(max_size, query_offsets[queries[i] + 1] - query_offsets[queries[i]])
-    discounts = np.zeros(max_size)  # (max_size,) NDCG@cutoff discount of each position
-    for t in range(min(max_size, cutoff)):
-        discounts[t] = 1.0 / np.log2(t + 2.0)
     order = np.empty(max_size, np.int64)
     scratch = np.empty(max_size, np.int64)
-    work = np.empty((N_ROWS, max_size))  # (rows, position)
+    work = np.empty((N_ROWS, max_size))  # (rows, position); one kind of allocation for every float buffer
     grade_counts = np.empty(N_GRADES, np.int64)
-    gridded = np.empty(max_size if on_grid else 0)  # (max_size,) a query's scores on the tie grid
+    discounts = work[DISCOUNT]  # (max_size,) NDCG@cutoff discount of each position
+    for t in range(max_size):
+        discounts[t] = 1.0 / np.log2(t + 2.0) if t < cutoff else 0.0
+    gridded = work[GRIDDED]  # (max_size,) a query's scores on the tie grid
     for i in range(first, last):
         lo, hi = query_offsets[queries[i]], query_offsets[queries[i] + 1]
         g[lo:hi] = 0.0
