@@ -171,7 +171,7 @@ def grow(data, rules, out, work, packing):
     gradient_noise = gain_rtol * g_abs  # reference._split.gradient_noise: see rounding_gain
     proof = proof_of(h_max, h_min, h_root, m)  # (h_max, slack) of the hessian proof (``_counts``)
     stop[root] = m - astop[root]
-    _set_stats(root, g_root, h_root, np.float64(m), l2, g_sum, hessian_sum, count, value)
+    _set_stats(root, g_root, h_root, m, l2, g_sum, hessian_sum, count, value)
     n_nodes, n_leaves = np.int64(1), np.int64(1)
     if _may_split(root, depth, count, max_depth, min_rows):
         n_free -= 1
@@ -266,8 +266,8 @@ def label_rows(big, leaf_of_row, order0, order1, buf, start, stop, left, n_nodes
 @njit(parallel=True, cache=True, nogil=True)
 def _label_leaves(leaf_of_row, order0, order1, buf, start, stop, left, n_nodes):
     """:func:`_label_leaf` of every node, one task per node."""
-    for k in prange(n_nodes):
-        _label_leaf(k, leaf_of_row, order0, order1, buf, start, stop, left)
+    for node in prange(n_nodes):  # (the index is uint64 in numba's parallel body, int64 where it types
+        _label_leaf(np.int64(node), leaf_of_row, order0, order1, buf, start, stop, left)  # the kernel)
 
 
 @njit(cache=True)
@@ -357,11 +357,11 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh
             build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent,
                               subtract, sparse_ratio)
     elif skip:  # positions from 0: gh holds the node's (g, h) from its first row on (:func:`gathered_rows`)
-        build_skipping(hist, spare, bin_columns, gradients, hessians, order[start:stop], 0, m, gh, n_threads,
-                       totals, skipping, parent, subtract)
+        build_skipping(hist, spare, bin_columns, gradients, hessians, order[start:stop], np.int64(0), m, gh,
+                       n_threads, totals, skipping, parent, subtract)
     else:
         assert m <= len(gh), "only build_skipping gathers a node's (g, h) in halves"
-        build_into(hist, bin_columns, bin_rows, gradients, hessians, order[start:stop], 0, m, gh,
+        build_into(hist, bin_columns, bin_rows, gradients, hessians, order[start:stop], np.int64(0), m, gh,
                    n_threads, parent, subtract, spare, sparse_ratio, big)
 
 

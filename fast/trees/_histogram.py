@@ -143,8 +143,8 @@ def _build_halves(hist, spare, bin_columns, bin_rows, gradients, hessians, order
         if len(bin_rows) > 0:
             _sum_row_blocks(target.reshape(target.size), bin_rows, order, gh_flat, lo, hi, first, last)
         else:  # one layout (``_layout.low_memory``): the same sums from the columns
-            sum_column_blocks(target.reshape(target.size), bin_columns, False, order, gh_flat, lo, hi, features,
-                              first, last)
+            sum_column_blocks(target.reshape(target.size), bin_columns, np.bool_(False), order, gh_flat, lo, hi,
+                              features, first, last)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
         add_features(hist, spare, first, last)

@@ -210,7 +210,8 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
             gh[i, 0], gh[i, 1] = gradients[rows[i]], hessians[rows[i]]
         own = _entries_task_share(n, len(dense), ENTRY_COST * len(entries) * n // len(gradients), n_tasks)
         starts = entry_start[lo:] if in_order and halves == 2 else entry_start  # row lo + i at starts[i]
-        for task in prange(n_tasks):  # each task zeroes what it sums (one parallel loop fewer to compile)
+        for t in prange(n_tasks):  # each task zeroes what it sums (one parallel loop fewer to compile)
+            task = np.int64(t)  # uint64 in numba's parallel body, int64 where it types the kernel: one type
             if halves == 1:
                 first, last = task * len(dense) // n_tasks, (task + 1) * len(dense) // n_tasks
             else:  # task 0 sums the half's entries: fewer dense features
@@ -218,8 +219,8 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
             if half == 0:
                 for j in range(first, last):
                     zero_features(hist, dense[j], dense[j] + 1)
-            sum_column_blocks(hist.reshape(hist.size), bin_columns, ordered, rows, gh_flat, 0, n, dense,
-                              first, last)
+            sum_column_blocks(hist.reshape(hist.size), bin_columns, ordered, rows, gh_flat, np.int64(0), n,
+                              dense, first, last)
             if len(dense) < n_features and (task < 2 if halves == 1 else task == 0):  # each half's entries
                 first_half = task == 0 if halves == 1 else half == 0
                 e_lo, e_hi = (0, n) if halves == 2 else ((0, mid - start) if first_half else (mid - start, n))
@@ -232,7 +233,8 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
                                           starts[e_lo], starts[e_hi])
                 else:
                     _sum_entries(target.reshape(target.size), starts, entries, in_order, rows, gh_flat, e_lo, e_hi)
-    for f in prange(n_features):
+    for feature in prange(n_features):
+        f = np.int64(feature)  # (as ``task`` above: the callees compiled once, not for both types)
         if skip[f] >= 0:
             add_features(hist, spare, f, f + 1)
             _fix(hist, f, skip[f], totals)
