@@ -105,6 +105,7 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, op
         max_size = max(max_size, query_offsets[queries[i] + 1] - query_offsets[queries[i]])
     order = np.empty(max_size, np.int64)
     scratch = np.empty(max_size, np.int64)
+    by_gain = np.empty(max_size, np.int64)  # a query's positions by descending gain (rare paths: query_lambdas)
     work = np.empty((N_ROWS, max_size))  # (rows, position); one kind of allocation for every float buffer
     grade_counts = np.empty(N_GRADES, np.int64)
     discounts = work[DISCOUNT]  # (max_size,) NDCG@cutoff discount of each position
@@ -127,14 +128,15 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, op
                 ranking[lo + t] = lo + order[t]
         else:
             argsort_descending(s, order[:hi - lo], scratch[:hi - lo])
-        query_lambdas(y[lo:hi], s, g[lo:hi], h[lo:hi], order, work, discounts,
-                      grade_counts, metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
+        query_lambdas(y[lo:hi], s, g[lo:hi], h[lo:hi], order, work, discounts, grade_counts, by_gain, scratch,
+                      metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
 
 
 @njit(cache=True)
-def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cutoff, linear_gain,
-                  l_max, sigma, truncation, normalize):
-    """One query: # IN y, s (n,); order (>= n,) its ranked order; buffers of length >= n.
+def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, by_gain, scratch, metric, cutoff,
+                  linear_gain, l_max, sigma, truncation, normalize):
+    """One query: # IN y, s (n,); order (>= n,) its ranked order; buffers of length >= n (by_gain, scratch:
+    int64, for ``argsort_descending`` of the gains when they are sorted: ``prepare_ndcg``, ``tied_ndcg``).
     # OUT g, h (n,)."""
     n = len(s)
     if n < 2:
@@ -144,12 +146,12 @@ def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, metric, cuto
         work[SCORE, t] = s[order[t]]
         work[LAMBDA, t] = 0.0
         work[HESSIAN, t] = 0.0
-    norm = prepare(work, n, discounts, linear_gain, grade_counts, cutoff, l_max, metric)
+    norm = prepare(work, n, discounts, linear_gain, grade_counts, by_gain, scratch, cutoff, l_max, metric)
     if norm == 0.0:
         return
     spread = work[SCORE, 0] - work[SCORE, n - 1]
     if metric == NDCG and spread == 0.0:  # no order yet: the expectation over every order
-        total = tied_ndcg(work, n, norm, min(truncation, cutoff), sigma)
+        total = tied_ndcg(work, n, norm, min(truncation, cutoff), sigma, by_gain, scratch)
     else:
         total = ranked_pairs(work, n, norm, metric, min(n - 1, truncation, cutoff), sigma, normalize, spread)
     scale = math.log2(1.0 + 2.0 * total) / (2.0 * total) if normalize and total > 0.0 else 1.0
@@ -180,12 +182,12 @@ def ranked_pairs(work, n, norm, metric, top, sigma, normalize, spread):
 
 
 @njit(cache=True)
-def tied_ndcg(work, n, ideal, top, sigma):
+def tied_ndcg(work, n, ideal, top, sigma, by_gain, scratch):
     r"""NDCG's lambdas of a query whose scores all tie, in expectation over every order
     (``reference.losses.objectives._tied_ndcg``): $\lambda_i = \sigma W (n G_i - \sum_j G_j) / (2\,\mathrm{IDCG})$,
     $h_i = \sigma^2 W \sum_j |G_i - G_j| / (4\,\mathrm{IDCG})$. Reads W0 = gains, W1 = discounts;
-    writes LAMBDA, HESSIAN (W2 = sorted gains, W3 = their prefix sums); returns the sum of
-    the pairs' lambdas."""
+    writes LAMBDA, HESSIAN (W2 = sorted gains, W3 = their prefix sums; by_gain, scratch (>= n,) int64
+    buffers of the sort); returns the sum of the pairs' lambdas."""
     after = 0.0  # sum of D_q over q > p
     pairs = 0.0
     for p in range(n - 1, -1, -1):
@@ -194,9 +196,9 @@ def tied_ndcg(work, n, ideal, top, sigma):
         after += work[W1, p]
     weight = 2.0 * pairs / (n * (n - 1))
     ranked, prefix = work[W2, :n], work[W3, :n]
-    for t in range(n):
-        ranked[t] = work[W0, t]
-    heap_sort(ranked)
+    argsort_descending(work[W0, :n], by_gain[:n], scratch[:n])
+    for t in range(n):  # ascending
+        ranked[t] = work[W0, by_gain[n - 1 - t]]
     running = 0.0
     for t in range(n):
         running += ranked[t]
@@ -265,23 +267,24 @@ def pair_row(work, a, n, sigma, factored, damp, ndcg, inv_ideal):
     return row_lambda, row_hessian, row_abs
 
 
-def prepare(work, n, discounts, linear_gain, grade_counts, cutoff, l_max, metric):
+def prepare(work, n, discounts, linear_gain, grade_counts, by_gain, scratch, cutoff, l_max, metric):
     """The metric's work rows of one ranked query (``prepare_ndcg``, ``prepare_map`` or ``prepare_err``);
     returns its normaliser. Kernels only (:func:`_prepare`)."""
     raise NotImplementedError("compiled only")
 
 
 @overload(prepare, prefer_literal=True)
-def _prepare(work, n, discounts, linear_gain, grade_counts, cutoff, l_max, metric):
+def _prepare(work, n, discounts, linear_gain, grade_counts, by_gain, scratch, cutoff, l_max, metric):
     """:func:`prepare` of the constant ``metric``: the other metrics' code is not compiled."""
     code = _literal_metric(metric)
     if code == NDCG:
-        return lambda work, n, discounts, linear_gain, grade_counts, cutoff, l_max, metric: prepare_ndcg(
-            work, n, discounts, linear_gain, grade_counts)
+        return lambda work, n, discounts, linear_gain, grade_counts, by_gain, scratch, cutoff, l_max, metric: (
+            prepare_ndcg(work, n, discounts, linear_gain, grade_counts, by_gain, scratch))
     if code == MAP:
-        return lambda work, n, discounts, linear_gain, grade_counts, cutoff, l_max, metric: prepare_map(work, n)
-    return lambda work, n, discounts, linear_gain, grade_counts, cutoff, l_max, metric: prepare_err(
-        work, n, cutoff, l_max)
+        return lambda work, n, discounts, linear_gain, grade_counts, by_gain, scratch, cutoff, l_max, metric: (
+            prepare_map(work, n))
+    return lambda work, n, discounts, linear_gain, grade_counts, by_gain, scratch, cutoff, l_max, metric: (
+        prepare_err(work, n, cutoff, l_max))
 
 
 def metric_deltas(work, a, n, inv_norm, metric):
@@ -338,8 +341,10 @@ def err_deltas(work, a, n):
 
 
 @njit(cache=True)
-def prepare_ndcg(work, n, discounts, linear_gain, grade_counts):
-    """W0 = gains, W1 = discounts; returns the ideal DCG@cutoff."""
+def prepare_ndcg(work, n, discounts, linear_gain, grade_counts, by_gain, scratch):
+    """W0 = gains, W1 = discounts; returns the ideal DCG@cutoff: from the grade counts, or for other
+    labels the gains sorted by ``argsort_descending`` (compiled for the ranking anyway; a sort of
+    their own, or ``values.sort()``, numba's quicksort, would be compiled for this rare path)."""
     grades = count_grades(work[LABEL, :n], grade_counts)
     for t in range(n):
         label = work[LABEL, t]
@@ -350,39 +355,11 @@ def prepare_ndcg(work, n, discounts, linear_gain, grade_counts):
         work[W1, t] = discounts[t]
     if grades:
         return ideal_dcg_of_grades(grade_counts, discounts, linear_gain)
-    ideal_gains = work[W2, :n]
-    for t in range(n):  # a loop, not ``ideal_gains[:] = ...``: no shape-error text to compile
-        ideal_gains[t] = work[W0, t]
-    heap_sort(ideal_gains)
+    argsort_descending(work[W0, :n], by_gain[:n], scratch[:n])
     ideal = 0.0
     for t in range(n):
-        ideal += ideal_gains[n - 1 - t] * discounts[t]
+        ideal += work[W0, by_gain[t]] * discounts[t]
     return ideal
-
-
-@njit(cache=True)
-def heap_sort(values):
-    """Sort ``values`` ascending in place, O(n log n), no allocation. (``values.sort()`` would
-    compile numba's quicksort, six kernels and about a second, for this rare path.)"""
-    n = len(values)
-    for root in range(n // 2 - 1, -1, -1):
-        _sift_down(values, root, n)
-    for end in range(n - 1, 0, -1):
-        values[0], values[end] = values[end], values[0]
-        _sift_down(values, np.int64(0), end)  # a literal 0: compiled twice
-
-
-@njit(cache=True)
-def _sift_down(values, root, end):
-    """Restore the max-heap order of ``values[:end]`` below ``root``."""
-    child = 2 * root + 1
-    while child < end:
-        if child + 1 < end and values[child] < values[child + 1]:
-            child += 1
-        if values[root] >= values[child]:
-            return
-        values[root], values[child] = values[child], values[root]
-        root, child = child, 2 * child + 1
 
 
 @njit(cache=True)
