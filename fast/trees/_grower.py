@@ -346,7 +346,7 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh
     if packing is not None:
         g_int, h_int, g_levels, h_levels, max_chunk, ihist, pk, _, _ = packing
         if m == 0:  # no active row: every sum is 0 (and the parent keeps its own)
-            zero_features(hist, 0, n_features)
+            zero_features(hist, np.int64(0), n_features)
             return
         chunk, k = packed_chunk(m, g_levels, h_levels, max_chunk)
         packed = (g_int, h_int, chunk, k)

@@ -143,7 +143,7 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, k, order, start, stop, 
         mine = ihist[task].reshape(ihist[task].size)
         for at in range(len(mine)):  # loops, not array expressions: those would compile into
             mine[at] = 0             # parallel loops of their own, seconds longer
-        _rows_packed(mine, bin_rows, order, pk, lo, hi, 0, n_features)
+        _rows_packed(mine, bin_rows, order, pk, lo, hi, np.int64(0), n_features)  # (one type: compiled once)
     for task in prange(n_tasks):
         first, last = task * n_features // n_tasks, (task + 1) * n_features // n_tasks
         for f in range(first, last):

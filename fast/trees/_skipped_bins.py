@@ -264,7 +264,7 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
     k = np.int64(k)
     for i in prange(start, stop):
         pk[i] = pack(g_int, h_int, order[i], k)
-    zero_features(hist, 0, n_features)
+    zero_features(hist, np.int64(0), n_features)
     for chunk_start in range(start, stop, chunk):
         chunk_stop = min(stop, chunk_start + chunk)
         for task in prange(n_tasks):
@@ -286,7 +286,8 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
             if skip[f] >= 0:
                 add_tasks(ihist, n_tasks, f)
             unpack_add(hist, ihist[0], f, f + 1, k)
-    for f in prange(n_features):
+    for feature in prange(n_features):
+        f = np.int64(feature)  # (as in build_skipping)
         if skip[f] >= 0:
             _fix(hist, f, skip[f], totals)
         if subtract:
