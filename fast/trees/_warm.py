@@ -236,7 +236,9 @@ def _lay_out_bins(big: bool) -> None:
     missing_mask(sparse)
 
 
-SCORING = (_score_features, _score_bins, _lay_out_bins)  # compile_scorers' jobs, the longest first
+# compile_scorers' jobs, the longest first (in a cold demo's timeline 0.95, 0.47 and 0.21 s of CPU), each taken by
+# the first process free, so that the two end about together
+SCORING = (_score_features, _lay_out_bins, _score_bins)
 
 
 def _stump() -> Tree:
