@@ -129,15 +129,16 @@ def lambdarank_kernel(first, last, y, scores, query_offsets, queries, metric, op
         else:
             argsort_descending(s, order[:hi - lo], scratch[:hi - lo])
         query_lambdas(y[lo:hi], s, g[lo:hi], h[lo:hi], order, work, discounts, grade_counts, by_gain, scratch,
-                      metric, cutoff, linear_gain, l_max, sigma, truncation, normalize)
+                      metric, options)
 
 
 @njit(cache=True)
-def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, by_gain, scratch, metric, cutoff,
-                  linear_gain, l_max, sigma, truncation, normalize):
+def query_lambdas(y, s, g, h, order, work, discounts, grade_counts, by_gain, scratch, metric, options):
     """One query: # IN y, s (n,); order (>= n,) its ranked order; buffers of length >= n (by_gain, scratch:
-    int64, for ``argsort_descending`` of the gains when they are sorted: ``prepare_ndcg``, ``tied_ndcg``).
+    int64, for ``argsort_descending`` of the gains when they are sorted: ``prepare_ndcg``, ``tied_ndcg``);
+    options ``(cutoff, linear_gain, l_max, sigma, truncation, normalize)`` (:func:`lambdarank_kernel`).
     # OUT g, h (n,)."""
+    cutoff, linear_gain, l_max, sigma, truncation, normalize = options
     n = len(s)
     if n < 2:
         return
