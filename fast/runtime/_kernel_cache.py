@@ -44,6 +44,18 @@ but a cfunc wrapper, with which their libraries had an entry point, were optimis
 compiled to machine code (:func:`_without_cfunc_wrapper`; 8-10% less compile CPU of the LambdaRank
 kernel and of the metrics, in turn).
 
+A kernel's data-dependent selects stay selects on x86 (:func:`_selects_kept`). twinrank's kernels
+choose without branches where the choice follows the data (``p + step if t[p + step - 1] < x else p``
+in the binning's search, QuickScorer's masks): LLVM compiles such a select to a conditional move,
+then its x86 pass ``x86-cmov-conversion`` turns a conditional move in a loop back into a branch
+where the CPU's scheduling model predicts that pays. On CPUs modelled as Haswell or Sapphire /
+Emerald Rapids it does, and a branch on random data mispredicts about every other value:
+``apply_bins`` took 27-57 ns a value instead of 5-8 (2.3 s instead of 0.85 for 1M x 136 at 2
+threads), scoring 100 trees 1.4x longer (docs/benchmarks.md). The pass is switched off while a
+kernel compiles (LLVM's option ``-x86-cmov-converter``, a setting of the process's LLVM, set back
+after): the same operations, so the same results bit for bit, and numba code compiled outside a
+twinrank kernel is compiled as before.
+
 numba makes and drops many Python objects while it compiles; a kernel compiled from Python raises
 the garbage collector's first threshold to :data:`COMPILING_GC_THRESHOLD` meanwhile (then restores
 it): fewer young-generation collections, each of which walked the compiler's many live objects (a
@@ -54,10 +66,12 @@ its index and data file class are subclassed, their file reading and writing rep
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import os
 import pickle
+import platform
 import threading
 import weakref
 
@@ -124,7 +138,8 @@ class Kernel(CPUDispatcher):
             if not callee and thresholds[0]:  # numba's objects: fewer young-generation collections
                 gc.set_threshold(COMPILING_GC_THRESHOLD, *thresholds[1:])
             try:
-                return super().compile(sig)
+                with contextlib.nullcontext() if callee else _selects_kept():
+                    return super().compile(sig)
             finally:
                 gc.set_threshold(*thresholds)
                 _CALLEE.stack.pop()
@@ -138,6 +153,24 @@ class Kernel(CPUDispatcher):
             super().add_overload(cres)
         else:
             self.overloads[tuple(cres.signature.args)] = cres
+
+
+@contextlib.contextmanager
+def _selects_kept():
+    """LLVM's x86 pass that turns conditional moves in loops into branches (``x86-cmov-conversion``,
+    on by default) off in the block, on again after; nothing on other machines (the option is the
+    x86 backend's: LLVM exits the process on an option it does not know)."""
+    if platform.machine().lower() not in X86_MACHINES:
+        yield
+        return
+    llvm.set_option("", "-x86-cmov-converter=false")
+    try:
+        yield
+    finally:
+        llvm.set_option("", "-x86-cmov-converter=true")
+
+
+X86_MACHINES = ("x86_64", "amd64", "i386", "i686", "x86")
 
 
 def has_entry(cres) -> bool:
