@@ -9,6 +9,8 @@ well under a second to compile), on a cache folder of its own. No timing is asse
 import hashlib
 import os
 import pickle
+import platform
+import re
 import resource
 import shutil
 import signal
@@ -20,6 +22,8 @@ from pathlib import Path
 
 import numba
 import pytest
+
+from twinrank.fast.runtime._kernel_cache import X86_MACHINES
 
 KERNEL = "from twinrank.fast.losses import objectives; gradients = objectives.squared_error([1.0, 2.0], [0.5, 0.5])[0]"
 SMALLEST = KERNEL + "; print(gradients.tolist())"
@@ -225,6 +229,55 @@ def test_a_callee_gets_its_python_entry_point_only_when_python_calls_it(tmp_path
     run(head + "print(caller(1.0))", fresh)  # the callee cached without its entry point only
     warm = run(head + f"print(another_caller(1.0), callee(1.0), {ENTRIES}, caller(1.0))", fresh)
     assert warm.returncode == 0 and warm.stdout.split() == ["6.0", "2.0", "[True]", "4.0"], warm.stderr
+
+
+SEARCH = """
+import numba
+import numpy as np
+from twinrank.fast.runtime._kernel_cache import njit
+
+
+def search(values, t):  # the binning's search: steps of binary lifting, a select on the data
+    position = np.zeros(len(values), dtype=np.uint32)
+    step = np.uint32(128)
+    while step > 0:
+        for r in range(len(values)):
+            p = position[r]
+            position[r] = p + step if t[np.uint64(p + step - np.uint32(1))] < values[r] else p
+        step >>= np.uint32(1)
+    return position
+
+
+values, t = np.arange(4, dtype=np.float32), np.arange(255, dtype=np.float32)
+for name, dispatcher in [("before", numba.njit(search)), ("kernel", njit(search)), ("after", numba.njit(search))]:
+    print("@@", name, flush=True)
+    dispatcher(values, t)
+"""
+
+
+def _search_assembly(dump: str) -> dict:
+    """The machine code of ``search`` that numba wrote while it compiled (``NUMBA_DUMP_ASSEMBLY``), by
+    compilation: its instructions' mnemonics."""
+    compiled = {}
+    for part in re.split(r"^@@ ", dump, flags=re.M)[1:]:
+        name, _, text = part.partition("\n")
+        section = re.split(r"^-+ASSEMBLY search-+$", text, flags=re.M)[1].split("=" * 80)[0]
+        compiled[name] = re.findall(r"^\s+([a-z][a-z0-9]*)\b", section, flags=re.M)
+    return compiled
+
+
+@pytest.mark.skipif(platform.machine().lower() not in X86_MACHINES, reason="an option of LLVM's x86 backend")
+def test_a_kernels_selects_stay_conditional_moves_and_other_numba_code_compiles_as_before(tmp_path):
+    """LLVM's x86 pass that turns a loop's conditional moves into branches (a mispredicted branch per
+    value on random data, on CPUs modelled as Haswell or Sapphire Rapids) is off while a twinrank
+    kernel compiles, and on again after: numba code outside twinrank compiles as it did before. Read
+    in the machine code as it was made (numba makes it again, with LLVM's options of the moment, for
+    ``inspect_asm``)."""
+    compiled = run(SEARCH, tmp_path / "cache", NUMBA_DUMP_ASSEMBLY="1")
+    assert compiled.returncode == 0, compiled.stderr
+    code = _search_assembly(compiled.stdout)
+    assert any(mnemonic.startswith("cmov") for mnemonic in code["kernel"])
+    assert code["after"] == code["before"]
 
 
 def test_every_kernel_is_cached_by_the_project():
