@@ -50,11 +50,11 @@ in the binning's search, QuickScorer's masks): LLVM compiles such a select to a 
 then its x86 pass ``x86-cmov-conversion`` turns a conditional move in a loop back into a branch
 where the CPU's scheduling model predicts that pays. On CPUs modelled as Haswell or Sapphire /
 Emerald Rapids it does, and a branch on random data mispredicts about every other value:
-``apply_bins`` took 27-57 ns a value instead of 5-8 (2.3 s instead of 0.85 for 1M x 136 at 2
-threads), scoring 100 trees 1.4x longer (docs/benchmarks.md). The pass is switched off while a
-kernel compiles (LLVM's option ``-x86-cmov-converter``, a setting of the process's LLVM, set back
-after): the same operations, so the same results bit for bit, and numba code compiled outside a
-twinrank kernel is compiled as before.
+``apply_bins`` took 27-57 ns a value instead of 5-8 (2.3 s instead of 0.66-0.9 for 1M x 136 at
+2 threads; the scorer and a fit's rounds measured the same either way: docs/benchmarks.md). The
+pass is off while a kernel compiles (LLVM's option ``-x86-cmov-converter``, a setting of the
+process's LLVM, set back after): the same operations, so the same results bit for bit, and numba
+code compiled outside a twinrank kernel is compiled as before.
 
 numba makes and drops many Python objects while it compiles; a kernel compiled from Python raises
 the garbage collector's first threshold to :data:`COMPILING_GC_THRESHOLD` meanwhile (then restores
