@@ -227,7 +227,7 @@ def _grow(job) -> list:
     n_leaves, max_leaves = 1, job.max_leaves  # params.max_leaves, or room for the leaves the rows can fill
     while n_leaves < max_leaves:
         last = int(n_leaves == max_leaves - 1)  # the last split adds one leaf: two-way only
-        k = _next_leaf(nodes, last, job.params.lambda_l2)
+        k = _next_leaf(nodes, last)
         if k is None:
             break
         parent = nodes[k]
@@ -243,11 +243,11 @@ def _grow(job) -> list:
     return nodes
 
 
-def _next_leaf(nodes: list, last: int, l2: float):
+def _next_leaf(nodes: list, last: int):
     """The leaf to split next: of the leaves whose best split (``last``: best two-way split) ties the
     largest gain, the lowest id; None if no leaf can be split. The tie scale $S$ is the largest
     ``|gain| + G^2 / (H + l2)`` of such a leaf (module docstring, **Ties**)."""
-    leaves = [(k, n.splits[last], float(_score(n.totals, l2))) for k, n in enumerate(nodes)
+    leaves = [(k, n.splits[last], n.score) for k, n in enumerate(nodes)
               if n.splits is not None and n.splits[last] is not None]
     if not leaves:
         return None
@@ -315,7 +315,8 @@ class _Node:
     rows: np.ndarray | None  # the node's rows while it is a leaf
     depth: int
     totals: np.ndarray  # (3,) G, H, count
-    value: float
+    value: float  # -G / (H + l2), the leaf's Newton step
+    score: float  # G^2 / (H + l2), the node's own score (in the tie scale of the leaves it competes with)
     features: np.ndarray  # (k,) the features allowed at the node, ascending
     hist: np.ndarray | None = None  # (3, k, 256) while it is a leaf that may be split
     splits: tuple | None = None  # (best split, best two-way split) while it is a leaf that may split
@@ -327,7 +328,8 @@ def _node(job, rows: np.ndarray, depth: int, node_id: int) -> _Node:
     totals = np.array([job.gradients[rows].sum(), job.hessians[rows].sum(), len(rows)])
     allowed = job.feature_mask[node_id]  # (n_features,)
     features = job.every_feature if allowed.all() else np.flatnonzero(allowed)  # constant ones: no candidate
-    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], job.params.lambda_l2), features)
+    l2 = job.params.lambda_l2
+    return _Node(rows, depth, totals, _leaf_value(totals[G], totals[H], l2), float(_score(totals, l2)), features)
 
 
 def _splittable(job) -> np.ndarray:
