@@ -7,8 +7,8 @@ Every algorithm of the CLI's ``ALGORITHMS`` table (``_twinrank/cli/training/trai
 variants of Mohan's thesis, each with its documented defaults (the estimator's own
 ``n_trees``, ``max_leaves``, ...), fitted on the bundled MQ2008 Fold1 training set
 (9,630 rows, 46 features) with the validation fold as ``eval_set``, once by the
-reference twin and once by the fast twin (compiled before any timing). The issue's bar:
-every reference fit under 30 s on 2 cores. Wall and CPU seconds are both reported: the
+reference twin and once by the fast twin (compiled before any timing). The teaching budget:
+every reference fit under 60 s on 2 cores (an earlier issue asked 30 s). Wall and CPU seconds are both reported: the
 machine is shared, and the CPU time of this process is what other load inflates least.
 ``--tree-fraction`` scales every tree count (a quick look; the JSON records it).
 
