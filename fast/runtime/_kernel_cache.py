@@ -44,6 +44,10 @@ but a cfunc wrapper, with which their libraries had an entry point, were optimis
 compiled to machine code (:func:`_without_cfunc_wrapper`; 8-10% less compile CPU of the LambdaRank
 kernel and of the metrics, in turn).
 
+A parallel kernel can have a serial twin (:func:`serial`: the same function compiled without its
+parallel loops, cached under a name of its own) for data too small for threads: a small data set's
+grower compiles no parallel loop.
+
 A kernel's data-dependent selects stay selects on x86 (:func:`_selects_kept`). twinrank's kernels
 choose without branches where the choice follows the data (``p + step if t[p + step - 1] < x else p``
 in the binning's search, QuickScorer's masks): LLVM compiles such a select to a conditional move,
@@ -73,6 +77,7 @@ import os
 import pickle
 import platform
 import threading
+import types
 import weakref
 
 import llvmlite.binding as llvm
@@ -111,6 +116,22 @@ def njit(function=None, *, cache: bool = False, **options):
             dispatcher._cache = KernelCache(dispatcher.py_func)  # as numba's enable_caching does
         return dispatcher
     return decorate if function is None else decorate(function)
+
+
+def serial(kernel):
+    """``kernel``, an ``njit(parallel=..., cache=True)`` kernel, compiled without its parallel loops:
+    each ``prange`` runs as a plain ``range`` on the calling thread, the same operations in the same
+    order, so the same results bit for bit. For data too small for threads, where numba's parallel
+    loops (each loop body compiled as a function of its own, with the thread pool's launch around
+    it) cost seconds of a cold start's compilation and save microseconds of running. Cached under
+    a name of its own, the kernel's with ``_serial`` (numba's cache key does not tell a parallel
+    compilation from a serial one of the same function)."""
+    py_func = kernel.py_func
+    twin = types.FunctionType(py_func.__code__, py_func.__globals__, f"{py_func.__name__}_serial",
+                              py_func.__defaults__, py_func.__closure__)
+    twin.__qualname__, twin.__doc__ = f"{py_func.__qualname__}_serial", py_func.__doc__
+    options = {name: value for name, value in kernel.targetoptions.items() if name not in ("parallel", "nopython")}
+    return njit(twin, cache=True, **options)
 
 
 class Kernel(CPUDispatcher):

@@ -56,7 +56,7 @@ from twinrank.fast.trees._counts import proof_of
 from twinrank.fast.trees._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into, zero_features
 from twinrank.fast.trees._packed_histogram import PACKED_SKIP_RATIO, build_packed_into, packed_chunk
 from twinrank.fast.trees._partition import PARALLEL_ROWS, partition
-from twinrank.fast.trees._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping
+from twinrank.fast.trees._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping, build_skipping_serial
 from twinrank.fast.trees._split import SplitRules, best_split, left_stats, score
 from twinrank.reference.constants import N_SLOTS
 from twinrank.reference.trees.binning import MISSING_BIN
@@ -357,8 +357,12 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh
             build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent,
                               subtract, sparse_ratio)
     elif skip:  # positions from 0: gh holds the node's (g, h) from its first row on (:func:`gathered_rows`)
-        build_skipping(hist, spare, bin_columns, gradients, hessians, order[start:stop], np.int64(0), m, gh,
-                       n_threads, totals, skipping, parent, subtract)
+        if big is None:  # a small data set: the same sums, no parallel loop compiled
+            build_skipping_serial(hist, spare, bin_columns, gradients, hessians, order[start:stop], np.int64(0), m,
+                                  gh, n_threads, totals, skipping, parent, subtract)
+        else:
+            build_skipping(hist, spare, bin_columns, gradients, hessians, order[start:stop], np.int64(0), m, gh,
+                           n_threads, totals, skipping, parent, subtract)
     else:
         assert m <= len(gh), "only build_skipping gathers a node's (g, h) in halves"
         build_into(hist, bin_columns, bin_rows, gradients, hessians, order[start:stop], np.int64(0), m, gh,
@@ -381,9 +385,10 @@ def big_nodes(n_rows: int, n_features: int) -> bool:
     than ``PARALLEL_ROWS`` rows) or summed in halves (``build_into``: big enough for threads, sparse
     under :func:`build`'s ratio with or without sparse features). If not, the grower is compiled
     without either (``big`` None: a small data set's cold start compiles less), and searches a
-    split's children and labels the rows' leaves on the calling thread (:func:`_evaluate_nodes`,
-    :func:`label_rows`: microseconds on so few rows; their parallel loops cost 0.5 s of compilation
-    in the fit's process and 0.25 s in the compile helper's)."""
+    split's children, labels the rows' leaves and sums its dense nodes on the calling thread
+    (:func:`_evaluate_nodes`, :func:`label_rows`, ``build_skipping_serial``: microseconds on so few
+    rows; their parallel loops cost 0.5 s of compilation in the fit's process and 1 s in the compile
+    helper's): no parallel loop is compiled."""
     smallest = -(-PARALLEL_WORK // max(n_features, 1))  # rows of the smallest node big enough for threads
     return n_rows > PARALLEL_ROWS or smallest * min(SKIP_RATIO, SPARSE_RATIO) < n_rows
 

@@ -67,7 +67,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from twinrank.fast.runtime._kernel_cache import njit
+from twinrank.fast.runtime._kernel_cache import njit, serial
 from twinrank.fast.runtime._simd import LANES, add_row, prefetch
 from twinrank.fast.runtime._threads import over_chunks
 from twinrank.fast.trees._histogram import (
@@ -240,6 +240,9 @@ def build_skipping(hist, spare, bin_columns, gradients, hessians, order, start, 
             _fix(hist, f, skip[f], totals)
         if subtract:
             subtract_features(parent, hist, f, f + 1)
+
+
+build_skipping_serial = serial(build_skipping)  # a small data set's: no parallel loop compiled (_grower.big_nodes)
 
 
 @njit(parallel=UNFUSED, cache=True)

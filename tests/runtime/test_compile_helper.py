@@ -99,6 +99,33 @@ print("grow" in count.names, "_evaluate_nodes" in count.names, len(_evaluate_nod
     assert out.stdout.split() == ["True", "False", "1"], out.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("big", [False, True])
+def test_a_small_data_sets_grower_compiles_no_parallel_loop(tmp_path, big):
+    """Without big nodes (``_grower.big_nodes``: no node can use threads) the grower and its callees are
+    compiled without any numba parallel loop (``_kernel_cache.serial``, pruned branches): a cold start
+    on a small data set compiles none. With big nodes it has them."""
+    out = run(COMPILES + f"""
+count = Count(); register("numba:compile", count)
+parallel = []
+class Parallel(Listener):
+    def on_start(self, event):
+        if event.data["dispatcher"].targetoptions.get("parallel"):
+            parallel.append(event.data["dispatcher"].py_func.__name__)
+    def on_end(self, event): pass
+register("numba:compile", Parallel())
+from twinrank.fast import _warm
+_warm.compile_grower({big})
+print("grow" in count.names, sorted(set(parallel)))
+""", tmp_path, TWINRANK_COMPILE_HELPER="0")
+    compiled, parallel = out.stdout.split(" ", 1)
+    assert compiled == "True", out.stdout
+    if big:
+        assert "build_skipping" in parallel, out.stdout
+    else:
+        assert parallel.strip() == "[]", out.stdout
+
+
 def test_a_promised_kernel_is_waited_for_until_its_compiler_lets_go(tmp_path):
     """``wait_for_promise`` returns at once when nobody holds the promise, and otherwise once the
     process (here: this thread) that holds it (``promised``) has let go."""

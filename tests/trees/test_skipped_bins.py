@@ -16,6 +16,7 @@ from twinrank.fast.trees._skipped_bins import (
     SKIP_SHARE,
     all_dense,
     build_skipping,
+    build_skipping_serial,
     sparse_rows,
 )
 from twinrank.reference.params import TreeParams
@@ -42,13 +43,13 @@ def zero_heavy(seed, n_rows, n_features, *, exact=True):
     return X, thresholds, g, h
 
 
-def dense_histogram(binned, g, h, layout, rows=None, gh_rows=None):
+def dense_histogram(binned, g, h, layout, rows=None, gh_rows=None, kernel=build_skipping):
     columns, _ = fast._flat_layouts(binned)
     d = binned.shape[1]
     hist, spare = np.empty((d, FEATURE_SLOTS, LANES)), np.empty((d, FEATURE_SLOTS, LANES))
     rows = np.arange(len(g), dtype=np.int32) if rows is None else rows
     gh = np.empty((len(rows) if gh_rows is None else gh_rows, 2))
-    build_skipping(hist, spare, columns, g, h, rows, 0, len(rows), gh,
+    kernel(hist, spare, columns, g, h, rows, 0, len(rows), gh,
                    numba.get_num_threads(), np.array([g[rows].sum(), h[rows].sum()]), layout, hist, False)
     return hist
 
@@ -104,6 +105,9 @@ def test_dense_node_histogram_is_the_reference_one_on_any_thread_count(exact, no
     finally:
         numba.set_num_threads(old)
     np.testing.assert_array_equal(grown[0], grown[1])  # halves fixed: the same bits
+    # a small data set's kernel (_grower.big_nodes): its loops on the calling thread, the same bits
+    np.testing.assert_array_equal(dense_histogram(binned, g, h, sparse_layout(binned), rows,
+                                                  kernel=build_skipping_serial), grown[0])
     hist, expected = grown[0][:, :256], expected[..., :2]  # (g, h): the fast grower counts no rows
     assert not grown[0][:, 256:].any()  # padding slots zero
     if exact:
