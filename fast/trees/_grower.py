@@ -56,7 +56,13 @@ from twinrank.fast.trees._counts import proof_of
 from twinrank.fast.trees._histogram import PARALLEL_WORK, SPARSE_RATIO, build_into, zero_features
 from twinrank.fast.trees._packed_histogram import PACKED_SKIP_RATIO, build_packed_into, packed_chunk
 from twinrank.fast.trees._partition import PARALLEL_ROWS, partition
-from twinrank.fast.trees._skipped_bins import SKIP_RATIO, build_packed_skipping, build_skipping, build_skipping_serial
+from twinrank.fast.trees._skipped_bins import (
+    SKIP_RATIO,
+    build_packed_skipping,
+    build_packed_skipping_serial,
+    build_skipping,
+    build_skipping_serial,
+)
 from twinrank.fast.trees._split import SplitRules, best_split, left_stats, score
 from twinrank.reference.constants import N_SLOTS
 from twinrank.reference.trees.binning import MISSING_BIN
@@ -351,11 +357,15 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh
         chunk, k = packed_chunk(m, g_levels, h_levels, max_chunk)
         packed = (g_int, h_int, chunk, k)
         if skip and len(skipping[1]) < n_features:
-            build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals, skipping,
-                                  parent, subtract)
+            if big is None:  # a small data set: the same sums, no parallel loop compiled
+                build_packed_skipping_serial(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals,
+                                             skipping, parent, subtract)
+            else:
+                build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threads, totals, skipping,
+                                      parent, subtract)
         else:
             build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent,
-                              subtract, sparse_ratio)
+                              subtract, sparse_ratio, big)
     elif skip:  # positions from 0: gh holds the node's (g, h) from its first row on (:func:`gathered_rows`)
         if big is None:  # a small data set: the same sums, no parallel loop compiled
             build_skipping_serial(hist, spare, bin_columns, gradients, hessians, order[start:stop], np.int64(0), m,
@@ -386,9 +396,9 @@ def big_nodes(n_rows: int, n_features: int) -> bool:
     under :func:`build`'s ratio with or without sparse features). If not, the grower is compiled
     without either (``big`` None: a small data set's cold start compiles less), and searches a
     split's children, labels the rows' leaves and sums its dense nodes on the calling thread
-    (:func:`_evaluate_nodes`, :func:`label_rows`, ``build_skipping_serial``: microseconds on so few
-    rows; their parallel loops cost 0.5 s of compilation in the fit's process and 1 s in the compile
-    helper's): no parallel loop is compiled."""
+    (:func:`_evaluate_nodes`, :func:`label_rows`, the histograms' serial twins: microseconds on so
+    few rows; their parallel loops cost 0.5 s of compilation in the fit's process and 1 s in the
+    compile helper's): no parallel loop is compiled."""
     smallest = -(-PARALLEL_WORK // max(n_features, 1))  # rows of the smallest node big enough for threads
     return n_rows > PARALLEL_ROWS or smallest * min(SKIP_RATIO, SPARSE_RATIO) < n_rows
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from twinrank.fast.runtime._kernel_cache import njit
+from twinrank.fast.runtime._kernel_cache import njit, serial
 from twinrank.fast.trees._histogram import (
     FEATURE_SLOTS,
     GATHER_ROWS,
@@ -87,10 +87,12 @@ def packed_chunk(m, g_levels, h_levels, max_chunk):
 
 @njit(cache=True)
 def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n_threads, parent, subtract,
-                      sparse_ratio):
+                      sparse_ratio, big):
     """Overwrite ``hist`` with the exact sums over ``order[start:stop]``, summed packed in the
     layout ``k`` (:func:`packed_layout`), ``chunk`` rows at a time; if ``subtract``, also
-    ``parent -= hist``. A node under ``1 / sparse_ratio`` of the rows takes the row pass.
+    ``parent -= hist``. A node under ``1 / sparse_ratio`` of the rows takes the row pass. With
+    ``big`` None (a small data set, ``_grower.big_nodes``) the tasks run one after the other on the
+    calling thread (the kernels' serial twins: the same integers, no parallel loop compiled).
 
     # IN  bin_columns, bin_rows (n_rows * d,) uint8 (as ``_histogram.build_into``);
     #     packed ``(g_int (n_rows,) int8, h_int (n_rows,) uint8, chunk, k)``;
@@ -106,8 +108,12 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n
     # the row pass, unless the row-major bins are empty (``_layout.low_memory``: the same integers by columns)
     sparse = (stop - start) * sparse_ratio * n_features < bin_columns.size and len(bin_rows) > 0
     if sparse and chunk >= stop - start and n_tasks > 1 and (stop - start) * n_features >= PARALLEL_WORK:
-        _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, np.int64(k), order, start, stop, pk, n_tasks,
-                        parent, subtract)
+        if big is None:
+            _packed_by_rows_serial(hist, ihist, bin_rows, g_int, h_int, np.int64(k), order, start, stop, pk,
+                                   n_tasks, parent, subtract)
+        else:
+            _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, np.int64(k), order, start, stop, pk, n_tasks,
+                            parent, subtract)
         return
     in_order = stop - start == len(g_int)
     if in_order:
@@ -121,6 +127,9 @@ def build_packed_into(hist, ihist, bin_columns, bin_rows, packed, segment, pk, n
             pk[i] = pack(g_int, h_int, order[i], k)
         _packed_task(np.int64(0), np.int64(1), hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
                      segment, pk, (np.int64(chunk), k), parent, subtract)
+    elif big is None:
+        _packed_parallel_serial(hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
+                                (g_int, h_int, np.int64(chunk), k), segment, pk, n_tasks, parent, subtract)
     else:
         _packed_parallel(hist, ihist[0], bin_columns, bin_rows, sparse, in_order,
                          (g_int, h_int, np.int64(chunk), k), segment, pk, n_tasks, parent, subtract)
@@ -149,6 +158,9 @@ def _packed_by_rows(hist, ihist, bin_rows, g_int, h_int, k, order, start, stop, 
         for f in range(first, last):
             add_tasks(ihist, n_tasks, f)
         unpack_into(hist, ihist[0], first, last, k, parent, subtract)
+
+
+_packed_by_rows_serial = serial(_packed_by_rows)  # a small data set's (build_packed_into)
 
 
 @njit(cache=True, inline='always')
@@ -199,6 +211,9 @@ def _packed_parallel(hist, ihist, bin_columns, bin_rows, sparse, in_order, packe
     for task in prange(n_tasks):
         _packed_task(np.int64(task), n_tasks, hist, ihist, bin_columns, bin_rows, sparse, in_order,
                      segment, pk, (chunk, k), parent, subtract)
+
+
+_packed_parallel_serial = serial(_packed_parallel)  # a small data set's (build_packed_into)
 
 
 @njit(cache=True)

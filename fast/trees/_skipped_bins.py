@@ -297,6 +297,9 @@ def build_packed_skipping(hist, ihist, bin_columns, packed, segment, pk, n_threa
             subtract_features(parent, hist, f, f + 1)
 
 
+build_packed_skipping_serial = serial(build_packed_skipping)  # a small data set's (_grower.big_nodes)
+
+
 @njit(cache=True)
 def _entries_task_share(n, n_dense, n_entries, n_tasks):
     """Dense features for the task that also sums the entries, ``n_entries`` dense bins' time, of ``n``

@@ -100,12 +100,14 @@ print("grow" in count.names, "_evaluate_nodes" in count.names, len(_evaluate_nod
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("quantized", [False, True])
 @pytest.mark.parametrize("big", [False, True])
-def test_a_small_data_sets_grower_compiles_no_parallel_loop(tmp_path, big):
+def test_a_small_data_sets_grower_compiles_no_parallel_loop(tmp_path, big, quantized):
     """Without big nodes (``_grower.big_nodes``: no node can use threads) the grower and its callees are
-    compiled without any numba parallel loop (``_kernel_cache.serial``, pruned branches): a cold start
-    on a small data set compiles none. With big nodes it has them."""
+    compiled without any numba parallel loop (``_kernel_cache.serial``, pruned branches), exact or
+    quantized: a cold start on a small data set compiles none. With big nodes it has them."""
     out = run(COMPILES + f"""
+import numpy as np
 count = Count(); register("numba:compile", count)
 parallel = []
 class Parallel(Listener):
@@ -114,14 +116,18 @@ class Parallel(Listener):
             parallel.append(event.data["dispatcher"].py_func.__name__)
     def on_end(self, event): pass
 register("numba:compile", Parallel())
-from twinrank.fast import _warm
-_warm.compile_grower({big})
+from twinrank.fast.trees import _warm
+from twinrank.fast.trees.tree import grow_tree
+from twinrank.reference.trees.tree import quantize_gradients
+binned, g, h, thresholds, params = _warm._tiny_tree({big})
+quantized = quantize_gradients(np.random.default_rng(0), g, h, 4, None) if {quantized} else None
+grow_tree(binned, g, h, thresholds, params, quantized=quantized)
 print("grow" in count.names, sorted(set(parallel)))
 """, tmp_path, TWINRANK_COMPILE_HELPER="0")
     compiled, parallel = out.stdout.split(" ", 1)
     assert compiled == "True", out.stdout
     if big:
-        assert "build_skipping" in parallel, out.stdout
+        assert ("build_packed_skipping" if quantized else "build_skipping") in parallel, out.stdout
     else:
         assert parallel.strip() == "[]", out.stdout
 

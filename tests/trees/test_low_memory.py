@@ -69,7 +69,7 @@ def test_packed_histograms_from_the_columns_are_the_row_pass(m):
         hist = np.empty((n_features, FEATURE_SLOTS, LANES))
         ihist = np.empty((2, n_features, FEATURE_SLOTS), np.int64)
         build_packed_into(hist, ihist, columns, bin_rows, (g_int, h_int, chunk, k), (order, 0, m),
-                          np.empty(m, np.int64), 2, hist, False, PACKED_SKIP_RATIO)
+                          np.empty(m, np.int64), 2, hist, False, PACKED_SKIP_RATIO, True)
         hists.append(hist)
     np.testing.assert_array_equal(hists[0], hists[1])
     assert hists[0][:, :, 1].sum() == h_int[order].sum() * n_features  # every row summed, every feature
