@@ -100,13 +100,13 @@ print("grow" in count.names, "_evaluate_nodes" in count.names, len(_evaluate_nod
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("quantized", [False, True])
-@pytest.mark.parametrize("big", [False, True])
-def test_a_small_data_sets_grower_compiles_no_parallel_loop(tmp_path, big, quantized):
-    """Without big nodes (``_grower.big_nodes``: no node can use threads) the grower and its callees are
-    compiled without any numba parallel loop (``_kernel_cache.serial``, pruned branches), exact or
-    quantized: a cold start on a small data set compiles none. With big nodes it has them."""
-    out = run(COMPILES + f"""
+def test_a_small_data_sets_grower_compiles_no_parallel_loop(tmp_path):
+    """Without big nodes (``_grower.big_nodes``: no node can use threads) the exact and the quantized
+    grower with their callees are compiled without any numba parallel loop (``_kernel_cache.serial``,
+    pruned branches): a cold start on a small data set compiles none. The listener that sees them
+    sees a parallel kernel compiled next (``control``)."""
+    out = run(COMPILES + """
+import numba
 import numpy as np
 count = Count(); register("numba:compile", count)
 parallel = []
@@ -119,17 +119,20 @@ register("numba:compile", Parallel())
 from twinrank.fast.trees import _warm
 from twinrank.fast.trees.tree import grow_tree
 from twinrank.reference.trees.tree import quantize_gradients
-binned, g, h, thresholds, params = _warm._tiny_tree({big})
-quantized = quantize_gradients(np.random.default_rng(0), g, h, 4, None) if {quantized} else None
-grow_tree(binned, g, h, thresholds, params, quantized=quantized)
-print("grow" in count.names, sorted(set(parallel)))
+binned, g, h, thresholds, params = _warm._tiny_tree(False)
+grow_tree(binned, g, h, thresholds, params)
+grow_tree(binned, g, h, thresholds, params, quantized=quantize_gradients(np.random.default_rng(0), g, h, 4, None))
+print(count.names.count("grow"), sorted(set(parallel)))
+@numba.njit(parallel=True)
+def control(a):
+    for i in numba.prange(len(a)):
+        a[i] = i
+control(np.zeros(3))
+print(sorted(set(parallel)))
 """, tmp_path, TWINRANK_COMPILE_HELPER="0")
-    compiled, parallel = out.stdout.split(" ", 1)
-    assert compiled == "True", out.stdout
-    if big:
-        assert ("build_packed_skipping" if quantized else "build_skipping") in parallel, out.stdout
-    else:
-        assert parallel.strip() == "[]", out.stdout
+    growers, control = out.stdout.splitlines()
+    assert growers == "2 []", out.stdout  # the exact and the quantized grower, no parallel loop
+    assert control == "['control']", out.stdout
 
 
 def test_a_promised_kernel_is_waited_for_until_its_compiler_lets_go(tmp_path):
