@@ -1,6 +1,6 @@
 """``python -m twinrank.cli``: the ``twinrank`` command."""
 import sys
 
-from twinrank.cli import main
+from twinrank.cli import command
 
-sys.exit(main())
+sys.exit(command())

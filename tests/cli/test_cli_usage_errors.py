@@ -42,3 +42,19 @@ def test_the_installed_command_prints_no_usage_and_no_traceback():
     assert result.returncode == 2
     assert result.stderr.splitlines() == ["twinrank inspect: error: argument --model: expected one argument",
                                           "see twinrank inspect --help"]
+
+
+@pytest.mark.parametrize("argv, status", [(["data", "path", "mq2008"], 0), (["data", "mq2008", "--fold", "9"], 2)])
+def test_the_program_returns_the_commands_status_with_the_collector_frozen(argv, status):
+    """``command`` (the console script, ``python -m twinrank.cli``) is ``main`` and then ``gc.freeze()``:
+    the interpreter's exit skips one last walk over the objects numba's compilations left."""
+    code = f"""import gc, sys
+from twinrank.cli import command
+sys.argv = ["twinrank", *{argv!r}]
+try:
+    status = command()
+except SystemExit as exit_:  # argparse's usage errors
+    status = exit_.code
+print(status, gc.get_freeze_count() > 0)"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.splitlines()[-1] == f"{status} {status == 0}", result.stdout + result.stderr
