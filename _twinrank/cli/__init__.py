@@ -70,7 +70,7 @@ def command() -> int:
     """The ``twinrank`` program (its console script, ``python -m twinrank.cli``): :func:`main`, then
     ``gc.freeze()`` before the interpreter exits. At exit Python's cyclic garbage collector walks
     every object it tracks once more; after a run that compiled or loaded numba kernels these are
-    numba's many compiler objects: 0.3-0.45 s of a cold ``twinrank demo`` (about 11 s), 0.2 s of a
+    numba's many compiler objects: 0.3-0.5 s of a cold ``twinrank demo`` (about 11 s), 0.2 s of a
     warm one (about 1.7 s), for nothing, since the process ends. Frozen objects are still freed as
     the interpreter tears its modules down; what a command writes it has closed (or renamed into
     place) before it returns, and the standard streams are flushed at exit as always."""
