@@ -379,15 +379,18 @@ def build(packing, hist, bin_columns, bin_rows, gradients, hessians, segment, gh
                    n_threads, parent, subtract, spare, sparse_ratio, big)
 
 
-def gathered_rows(m: int, n_rows: int, n_features: int, has_sparse: bool) -> int:
-    """Rows of the gathered ``(g, h)`` buffer ``gh`` for a tree on ``m`` of the ``n_rows`` rows. A node
-    built is the root or a smaller child (at most half its parent's rows), and :func:`build` gives
-    the kernels its rows from position 0: when the root is summed by ``build_skipping`` (:func:`build`'s
-    rule), which gathers a node of more rows than ``gh`` holds one half at a time, half the rows and
-    one suffice (8 bytes a row less); else ``m``."""
+def gathered_rows(m: int, n_rows: int, n_features: int, has_sparse: bool, one_layout: bool) -> int:
+    """Rows of the gathered ``(g, h)`` buffer ``gh`` for a tree on ``m`` of the ``n_rows`` rows: ``m``,
+    or with ``one_layout`` (``_layout.low_memory``) half of them and one where that suffices (8 bytes
+    a row less). A node built is the root or a smaller child (at most half its parent's rows), and
+    :func:`build` gives the kernels its rows from position 0: when the root is summed by
+    ``build_skipping`` (:func:`build`'s rule), which gathers a node of more rows than ``gh`` holds one
+    half at a time, half the rows and one suffice. That costs time on two threads: a half's entries
+    are one task's, against the other's dense features (the benchmark's root 36-38 against 30-31.5
+    ms, where the one pass sums each half's entries on a task of its own, beside half the dense features)."""
     ratio = SKIP_RATIO if has_sparse else SPARSE_RATIO
     root_skips = m * n_features >= PARALLEL_WORK and m * ratio >= n_rows
-    return m // 2 + 1 if root_skips else m
+    return m // 2 + 1 if one_layout and root_skips else m
 
 
 def big_nodes(n_rows: int, n_features: int) -> bool:

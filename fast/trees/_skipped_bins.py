@@ -24,8 +24,8 @@ for threads is then summed as::
     fix        prange over features hist += spare; slot skip[f] = totals - the rest;
                                     the sibling's parent -= hist
 
-A node of more rows than ``gh`` holds (the grower's root: ``_grower.gathered_rows``, half the rows
-and one, 8 bytes a row less) is gathered and summed one half at a time, its dense features' sums
+A node of more rows than ``gh`` holds (the grower's root under ``_layout.low_memory``:
+``_grower.gathered_rows``, half the rows and one, 8 bytes a row less) is gathered and summed one half at a time, its dense features' sums
 carried from the first half into the second (the same additions in the same order), each half's
 entries by one task, which sums fewer dense features (``ENTRY_COST``). The sums are the same bit for bit.
 

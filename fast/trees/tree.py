@@ -136,31 +136,32 @@ def grower_arguments(job, leaf_of_row, packing, every_row: bool) -> tuple:
                         n_threads=numba.get_num_threads(),
                         big=True if big else None)
     out = NodeArrays(**_leaf_arrays(n_nodes_max), leaf_of_row=leaf_of_row)
-    return data, rules, out, _work(job, big, packing is None), packing
+    return data, rules, out, _work(job, big, packing is None, len(bin_rows) == 0), packing
 
 
-def _work(job, big: bool, in_float: bool) -> Workspace:
+def _work(job, big: bool, in_float: bool, one_layout: bool) -> Workspace:
     """The grower's scratch buffers (``_grower.grow``'s ``work``), from ``_workspace.empty``: the
     same arrays tree after tree within a fit (without ``big`` nodes, ``_grower.big_nodes``, no
     parallel partition's ``block_lefts``: ``_partition.partition``). The first row buffer is the
     round's rows themselves (:func:`_first_buffer`). The gathered ``(g, h)`` only for histograms
-    summed ``in_float`` (quantized training gathers packed integers, ``Packing.pk``, instead), for
-    half the rows where that suffices (``_grower.gathered_rows``)."""
+    summed ``in_float`` (quantized training gathers packed integers, ``Packing.pk``, instead); with
+    ``one_layout`` (no row-major bins: ``_layout.low_memory``) for half the rows where that suffices
+    (``_grower.gathered_rows``)."""
     m, (n_rows, n_features) = len(job.rows), job.binned.shape
     row_id = _row_id_type(n_rows)
     block_lefts = empty("block_lefts", (2 * (m // PARTITION_BLOCK + 2),), np.int64) if big else None
     return Workspace(order1=empty("order1", (m,), row_id),
-                     gh=empty("gh", (_gathered(job, m) if in_float else 0, 2)),
+                     gh=empty("gh", (_gathered(job, m, one_layout) if in_float else 0, 2)),
                      goes_left=empty("goes_left", (m,), np.uint8),
                      block_lefts=block_lefts,
                      hist=empty("hist", (job.max_leaves + 1, n_features, FEATURE_SLOTS, LANES)))
 
 
-def _gathered(job, m: int) -> int:
+def _gathered(job, m: int, one_layout: bool) -> int:
     """``_grower.gathered_rows`` of a tree on ``m`` rows of ``job``'s bins."""
     n_rows, n_features = job.binned.shape
     has_sparse = len(sparse_layout(job.binned)[1]) < n_features
-    return _grower.gathered_rows(m, n_rows, n_features, has_sparse)
+    return _grower.gathered_rows(m, n_rows, n_features, has_sparse, one_layout)
 
 
 def _leaf_arrays(n: int) -> dict:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from twinrank.fast.runtime._simd import LANES
-from twinrank.fast.trees import binning as fast_binning, tree as fast
+from twinrank.fast.trees import _grower, binning as fast_binning, tree as fast
 from twinrank.fast.trees._histogram import FEATURE_SLOTS
 from twinrank.fast.trees._layout import sparse_layout
 from twinrank.fast.trees._skipped_bins import (
@@ -118,7 +118,7 @@ def test_dense_node_histogram_is_the_reference_one_on_any_thread_count(exact, no
 
 @pytest.mark.parametrize("node", ["root", "child"])
 def test_a_node_gathered_one_half_at_a_time_has_the_bits_of_one_pass(node):
-    """A gathered (g, h) of half the rows and one (the grower's, ``_grower.gathered_rows``): the node is
+    """A gathered (g, h) of half the rows and one (the grower's under ``low_memory``, ``_grower.gathered_rows``): the node is
     summed one half at a time, its dense sums carried over: bit for bit one pass's sums, on inexact
     values (where the order of the additions shows), on any thread count."""
     X, thresholds, g, h = zero_heavy(3, 20_000, 16, exact=False)
@@ -135,6 +135,17 @@ def test_a_node_gathered_one_half_at_a_time_has_the_bits_of_one_pass(node):
             np.testing.assert_array_equal(halves, one_pass)
     finally:
         numba.set_num_threads(old)
+
+
+def test_the_root_is_gathered_in_halves_under_one_layout_only():
+    """``gathered_rows``: every row's (g, h) with the row-major copy (the root in one pass, its entries
+    on both tasks: faster on two threads), half the rows and one under ``low_memory`` (8 bytes a row
+    less), and every row wherever the root is not summed by ``build_skipping``."""
+    m, d = 100_000, 136
+    assert _grower.gathered_rows(m, m, d, True, False) == m
+    assert _grower.gathered_rows(m, m, d, True, True) == m // 2 + 1
+    assert _grower.gathered_rows(m // 20, m, d, True, True) == m // 20  # a sample under a tenth: the row pass
+    assert _grower.gathered_rows(100, 100, 4, True, True) == 100  # too small for threads: build_into
 
 
 def test_rows_without_entries_leave_no_trace_in_the_sums():
