@@ -37,7 +37,7 @@ from twinrank.fast.runtime import _numba_cache
 
 # the best cold run of benchmarks/cold_start.json (its cold_min): CPU of both processes, and wall on 2 cores
 # with the load it ran at (a busy machine's wall is mostly waiting for a core)
-MEASURED = "a cold `twinrank demo`, measured: 19 s of CPU, 2 processes, 10.6 s wall at load 1.1-1.4 (8.4 s on a faster host)"
+MEASURED = "a cold `twinrank demo`, measured: 17 s of CPU, 2 processes, 9.0 s wall at load 1.4-1.5 (8.4-10.6 s on the hosts and hours measured)"
 FAST_TWIN = __package__.rsplit(".", 1)[0]  # twinrank.fast: the kernels of every folder of it
 GROUPS = {"binning": "binning", "_grower": "tree", "_histogram": "tree", "_partition": "tree",
           "_split": "tree", "_lambdarank": "lambdarank", "objectives": "objectives",
