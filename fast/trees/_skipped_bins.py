@@ -25,9 +25,10 @@ for threads is then summed as::
                                     the sibling's parent -= hist
 
 A node of more rows than ``gh`` holds (the grower's root under ``_layout.low_memory``:
-``_grower.gathered_rows``, half the rows and one, 8 bytes a row less) is gathered and summed one half at a time, its dense features' sums
-carried from the first half into the second (the same additions in the same order), each half's
-entries by one task, which sums fewer dense features (``ENTRY_COST``). The sums are the same bit for bit.
+``_grower.gathered_rows``, half the rows and one, 8 bytes a row less) is gathered and summed one
+half at a time, its dense features' sums carried from the first half into the second (the same
+additions in the same order), each half's entries by one task, which sums fewer dense features
+(``ENTRY_COST``). The sums are the same bit for bit.
 
 The totals are the node's ``(G, H)`` as the grower holds them (the root's sums,
 a child's from its parent's histogram). A dense feature's slots are summed in row

@@ -118,9 +118,10 @@ def test_dense_node_histogram_is_the_reference_one_on_any_thread_count(exact, no
 
 @pytest.mark.parametrize("node", ["root", "child"])
 def test_a_node_gathered_one_half_at_a_time_has_the_bits_of_one_pass(node):
-    """A gathered (g, h) of half the rows and one (the grower's under ``low_memory``, ``_grower.gathered_rows``): the node is
-    summed one half at a time, its dense sums carried over: bit for bit one pass's sums, on inexact
-    values (where the order of the additions shows), on any thread count."""
+    """A gathered (g, h) of half the rows and one (the grower's under ``low_memory``,
+    ``_grower.gathered_rows``): the node is summed one half at a time, its dense sums carried over:
+    bit for bit one pass's sums, on inexact values (where the order of the additions shows), on any
+    thread count."""
     X, thresholds, g, h = zero_heavy(3, 20_000, 16, exact=False)
     binned = fast_binning.apply_bins(X, thresholds)
     rows = (np.arange(len(g)) if node == "root"
